@@ -1,0 +1,23 @@
+# All third-party libraries come from Debian 12 packages (scripts/install-deps.sh).
+# Libraries without a CMake package config are imported through pkg-config.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(simdjson REQUIRED)
+
+pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
+pkg_check_modules(THRIFT REQUIRED IMPORTED_TARGET thrift)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+
+find_program(THRIFT_COMPILER thrift REQUIRED)
+
+if(HBINGEST_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(HBINGEST_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

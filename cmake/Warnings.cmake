@@ -1,0 +1,20 @@
+# Every target of ours calls hbingest_target_defaults(); third-party code keeps its own flags.
+add_library(hbingest_build_flags INTERFACE)
+target_compile_options(hbingest_build_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+if(HBINGEST_WERROR)
+  target_compile_options(hbingest_build_flags INTERFACE -Werror)
+endif()
+
+if(HBINGEST_SANITIZE STREQUAL "address")
+  target_compile_options(hbingest_build_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(hbingest_build_flags INTERFACE -fsanitize=address,undefined)
+elseif(HBINGEST_SANITIZE STREQUAL "thread")
+  target_compile_options(hbingest_build_flags INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(hbingest_build_flags INTERFACE -fsanitize=thread)
+elseif(NOT HBINGEST_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "HBINGEST_SANITIZE must be '', 'address' or 'thread', not '${HBINGEST_SANITIZE}'")
+endif()
+
+function(hbingest_target_defaults target)
+  target_link_libraries(${target} PRIVATE hbingest_build_flags)
+endfunction()

@@ -1,0 +1,56 @@
+#pragma once
+// Plain data exchanged with HBase. No Thrift types leak past connectors/hbase/src.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hbingest::connectors {
+
+struct Cell {
+  std::string family;
+  std::string qualifier;
+  std::string value;
+};
+
+enum class Durability { use_default, skip_wal, async_wal, sync_wal, fsync_wal };
+
+// One row to write. All cells share the row's timestamp.
+struct RowMutation {
+  std::string row;
+  std::vector<Cell> cells;
+  std::int64_t timestamp_ms = 0;
+  std::optional<std::int64_t> ttl_ms;  // per-mutation TTL (the `_ttl` attribute); nullopt: family TTL only
+};
+
+struct ScannedCell {
+  std::string family;
+  std::string qualifier;
+  std::string value;
+  std::int64_t timestamp_ms = 0;
+};
+
+struct ScannedRow {
+  std::string row;
+  std::vector<ScannedCell> cells;
+};
+
+// A failed call to HBase. `retriable` is true for transport failures and HBase IOErrors that a
+// later attempt may not hit (region moving, region too busy, server restarting).
+class HBaseError : public std::runtime_error {
+ public:
+  HBaseError(const std::string& message, std::string endpoint, std::string operation, bool retriable)
+      : std::runtime_error(message), endpoint_(std::move(endpoint)), operation_(std::move(operation)), retriable_(retriable) {}
+  const std::string& endpoint() const noexcept { return endpoint_; }
+  const std::string& operation() const noexcept { return operation_; }
+  bool retriable() const noexcept { return retriable_; }
+
+ private:
+  std::string endpoint_;
+  std::string operation_;
+  bool retriable_;
+};
+
+}  // namespace hbingest::connectors

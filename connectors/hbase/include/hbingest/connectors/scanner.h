@@ -1,0 +1,40 @@
+#pragma once
+// The read seam: the n-way query reader opens scanners through a ScannerFactory, so unit tests can
+// substitute an in-memory table.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hbingest/connectors/hbase_types.h"
+
+namespace hbingest::connectors {
+
+struct ScanRequest {
+  std::string table;          // "ns:table" or "table"
+  std::string start_row;      // inclusive
+  std::string stop_row;       // exclusive; empty = end of table
+  std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
+  int chunk_rows = 500;       // rows per getScannerRows call
+  bool reversed = false;      // newest-first within [start_row, stop_row)
+};
+
+// One open server-side scanner. Not thread-safe: one thread drives it. The destructor closes it
+// (never throws); close() may be called early and more than once.
+class RowScanner {
+ public:
+  virtual ~RowScanner() = default;
+  // The next chunk of rows, at most chunk_rows. An empty result means the scan is exhausted.
+  // Throws HBaseError.
+  virtual std::vector<ScannedRow> next_chunk() = 0;
+  virtual void close() noexcept = 0;
+};
+
+// Thread-safe. open() may block while the connection pool is exhausted.
+class ScannerFactory {
+ public:
+  virtual ~ScannerFactory() = default;
+  virtual std::unique_ptr<RowScanner> open(const ScanRequest& request) = 0;
+};
+
+}  // namespace hbingest::connectors

@@ -1,0 +1,80 @@
+#pragma once
+// The consume seam: the pipeline reads through a Source, so unit tests can drive it with a fake.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hbingest::connectors {
+
+struct TopicPartition {
+  std::string topic;
+  std::int32_t partition = 0;
+  friend auto operator<=>(const TopicPartition&, const TopicPartition&) = default;
+};
+
+struct PartitionOffset {
+  TopicPartition tp;
+  std::int64_t offset = 0;  // the next offset to consume (Kafka commit semantics: last stored + 1)
+};
+
+struct SourceMessage {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+  std::int64_t timestamp_ms = -1;  // -1: none
+  std::optional<std::string> key;
+  std::string payload;
+};
+
+// Called from inside Source::poll() on the polling thread.
+class RebalanceListener {
+ public:
+  virtual ~RebalanceListener() = default;
+  // Before the partitions are given up: flush and commit what belongs to them.
+  virtual void on_revoked(const std::vector<TopicPartition>& partitions) = 0;
+  virtual void on_assigned(const std::vector<TopicPartition>& partitions) = 0;
+};
+
+// Not thread-safe: one thread polls, commits, pauses and resumes.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual void set_rebalance_listener(RebalanceListener* listener) = 0;
+  // Up to max_messages messages, waiting at most `timeout` for the first. Throws on fatal errors.
+  virtual std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) = 0;
+  // Commits the given next-offsets. Synchronous commits throw on failure; async failures are
+  // reported through the log and metrics.
+  virtual void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) = 0;
+  virtual void pause(const std::vector<TopicPartition>& partitions) = 0;
+  virtual void resume(const std::vector<TopicPartition>& partitions) = 0;
+  virtual std::vector<TopicPartition> assignment() const = 0;
+  // Leaves the group cleanly (revokes partitions through the listener).
+  virtual void close() = 0;
+};
+
+// One dead letter: the original bytes plus where they came from and why they were rejected.
+struct DeadLetter {
+  SourceMessage original;
+  std::string stage;             // decode, key, route, write
+  std::string exception_class;   // e.g. "hbingest.InvalidJson"
+  std::string exception_message;
+};
+
+// Asynchronous dead-letter producer. Thread-compatible: used from the pipeline thread.
+class DeadLetterSink {
+ public:
+  using Done = std::function<void(bool delivered, const std::string& error)>;
+  virtual ~DeadLetterSink() = default;
+  // Queues the letter; `done` runs from poll() once the broker acknowledged (or finally refused) it.
+  virtual void send(const DeadLetter& letter, Done done) = 0;
+  // Serves delivery reports, running `done` callbacks.
+  virtual void poll(std::chrono::milliseconds timeout) = 0;
+  // Waits until every queued letter is acknowledged or the timeout passes. Returns true when drained.
+  virtual bool flush(std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace hbingest::connectors

@@ -1,0 +1,9 @@
+#include <stdexcept>
+
+#include "hbingest/daemon/commands.h"
+
+namespace hbingest::daemon {
+
+int serve_command(const Args&) { throw std::runtime_error("not implemented yet"); }
+
+}  // namespace hbingest::daemon
