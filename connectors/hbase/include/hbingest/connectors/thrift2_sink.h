@@ -1,0 +1,17 @@
+#pragma once
+// RowSink over the HBase Thrift2 gateway (putMultiple). One instance = one connection; the
+// pipeline runs one per writer thread.
+
+#include <memory>
+
+#include "hbingest/connectors/row_sink.h"
+#include "hbingest/connectors/thrift2_options.h"
+
+namespace hbingest::connectors {
+
+// `first_endpoint` spreads writers over the endpoints (writer i starts at endpoint i).
+// write(): a whole-call failure that HBase calls permanent (e.g. one row too long) is narrowed
+// down by splitting the batch, so only the offending rows are returned as rejected.
+std::unique_ptr<RowSink> make_thrift2_sink(const Thrift2Options& options, std::size_t first_endpoint = 0);
+
+}  // namespace hbingest::connectors

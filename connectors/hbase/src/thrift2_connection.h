@@ -1,0 +1,62 @@
+#pragma once
+// One connection to a Thrift2 gateway: socket + transport + protocol + generated client.
+// The only place where Thrift exceptions become HBaseError (with endpoint and operation).
+// Not thread-safe: the generated client interleaves one request/response at a time.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "THBaseService.h"
+#include "hbingest/connectors/hbase_types.h"
+#include "hbingest/connectors/thrift2_options.h"
+
+namespace hbingest::connectors {
+
+// True when an HBase-side error message names a condition a later attempt may not hit.
+bool is_retriable_hbase_message(const std::string& message);
+
+class Thrift2Connection {
+ public:
+  // Connects lazily, starting at endpoints[first_endpoint % size].
+  Thrift2Connection(Thrift2Options options, std::size_t first_endpoint = 0);
+  ~Thrift2Connection();
+  Thrift2Connection(const Thrift2Connection&) = delete;
+  Thrift2Connection& operator=(const Thrift2Connection&) = delete;
+
+  // Runs `call` against the generated client, connecting first if needed. Any failure is rethrown
+  // as HBaseError naming the endpoint and `operation`. After a transport failure the connection is
+  // dropped and the next call connects to the next endpoint (failover).
+  template <typename Fn>
+  auto call(const char* operation, Fn&& fn) -> decltype(fn(std::declval<thrift2::gen::THBaseServiceClient&>()));
+
+  const std::string& endpoint() const { return options_.endpoints[endpoint_index_]; }
+  bool connected() const { return client_ != nullptr; }
+  void disconnect() noexcept;
+  // Number of failovers to another endpoint since construction (for metrics).
+  std::size_t failovers() const { return failovers_; }
+
+ private:
+  void connect();
+  [[noreturn]] void rethrow_as_hbase_error(const char* operation);
+
+  Thrift2Options options_;
+  std::size_t endpoint_index_ = 0;
+  std::size_t failovers_ = 0;
+  // Declared in destruction order: the client uses the protocol, which uses the transport.
+  std::shared_ptr<apache::thrift::transport::TTransport> transport_;
+  std::unique_ptr<thrift2::gen::THBaseServiceClient> client_;
+};
+
+template <typename Fn>
+auto Thrift2Connection::call(const char* operation, Fn&& fn)
+    -> decltype(fn(std::declval<thrift2::gen::THBaseServiceClient&>())) {
+  try {
+    if (!client_) connect();
+    return fn(*client_);
+  } catch (...) {
+    rethrow_as_hbase_error(operation);
+  }
+}
+
+}  // namespace hbingest::connectors

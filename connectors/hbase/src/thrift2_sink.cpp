@@ -1,0 +1,54 @@
+#include "hbingest/connectors/thrift2_sink.h"
+
+#include "thrift2_connection.h"
+#include "thrift2_conversions.h"
+
+namespace hbingest::connectors {
+
+namespace {
+
+class Thrift2Sink final : public RowSink {
+ public:
+  Thrift2Sink(const Thrift2Options& options, std::size_t first_endpoint) : connection_(options, first_endpoint) {}
+
+  std::vector<RejectedRow> write(const std::string& table, std::span<const RowMutation> rows,
+                                 const WriteOptions& options) override {
+    std::vector<RejectedRow> rejected;
+    write_range(table, rows, 0, options, rejected);
+    return rejected;
+  }
+
+  std::string endpoint() const override { return connection_.endpoint(); }
+
+ private:
+  // Writes rows[...] whose first element is batch index `base`. On a permanent failure of a
+  // multi-row call, halves the range until the failing rows are isolated: HBase's putMultiple
+  // does not say which rows failed, and one bad row must not send good ones to the DLQ.
+  void write_range(const std::string& table, std::span<const RowMutation> rows, std::size_t base,
+                   const WriteOptions& options, std::vector<RejectedRow>& rejected) {
+    if (rows.empty()) return;
+    try {
+      const auto puts = to_thrift_puts(rows, options.durability);
+      connection_.call("putMultiple", [&](auto& client) { client.putMultiple(table, puts); });
+    } catch (const HBaseError& e) {
+      if (e.retriable()) throw;
+      if (rows.size() == 1) {
+        rejected.push_back({base, e.what()});
+        return;
+      }
+      const std::size_t half = rows.size() / 2;
+      write_range(table, rows.first(half), base, options, rejected);
+      write_range(table, rows.subspan(half), base + half, options, rejected);
+    }
+  }
+
+  Thrift2Connection connection_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSink> make_thrift2_sink(const Thrift2Options& options, std::size_t first_endpoint) {
+  return std::make_unique<Thrift2Sink>(options, first_endpoint);
+}
+
+}  // namespace hbingest::connectors

@@ -1,0 +1,24 @@
+#pragma once
+// Subcommand argument parsing with CLI11: one place that turns --help and usage errors into the
+// exit codes every subcommand uses (0 for --help, 2 for a usage error).
+
+#include <CLI/CLI.hpp>
+#include <optional>
+
+#include "hbingest/daemon/commands.h"
+
+namespace hbingest::daemon {
+
+// Parses `args` (without the subcommand name). Returns an exit code when the command should stop
+// now (help printed, or a usage error printed), nullopt to go on.
+inline std::optional<int> parse_command_line(CLI::App& app, const Args& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return std::nullopt;
+}
+
+}  // namespace hbingest::daemon

@@ -1,0 +1,225 @@
+#include "hbingest/daemon/event_decoder.h"
+
+#include <charconv>
+#include <chrono>
+#include <simdjson.h>
+
+namespace hbingest::daemon {
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Numbers below this are epoch seconds in `auto` mode: 1e11 ms is 1973, 1e11 s is year 5138.
+constexpr std::int64_t kAutoSecondsBelow = 100'000'000'000;
+
+int digits(std::string_view text, std::size_t pos, std::size_t count) {
+  int value = 0;
+  for (std::size_t i = pos; i < pos + count; ++i) {
+    if (i >= text.size() || text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+std::string scalar_text(const element& value) {
+  switch (value.type()) {
+    case element_type::STRING:
+      return std::string(std::string_view(value.get_string().value_unsafe()));
+    case element_type::INT64:
+      return std::to_string(value.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return std::to_string(value.get_uint64().value_unsafe());
+    case element_type::DOUBLE: {
+      char buffer[32];
+      const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value.get_double().value_unsafe());
+      return std::string(buffer, result.ptr);
+    }
+    case element_type::BOOL:
+      return value.get_bool().value_unsafe() ? "true" : "false";
+    case element_type::NULL_VALUE:
+      return {};
+    case element_type::ARRAY:
+    case element_type::OBJECT:
+      return simdjson::minify(value);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)
+  if (text.size() < 20) return std::nullopt;
+  const int year = digits(text, 0, 4), month = digits(text, 5, 2), day = digits(text, 8, 2);
+  const int hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60 || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' || text[16] != ':') {
+    return std::nullopt;
+  }
+  std::size_t pos = 19;
+  std::int64_t millis = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int scale = 100;
+    const std::size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      millis += (text[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+  }
+  std::int64_t offset_minutes = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') && text[pos + 3] == ':') {
+    const int oh = digits(text, pos + 1, 2), om = digits(text, pos + 4, 2);
+    if (oh < 0 || om < 0) return std::nullopt;
+    offset_minutes = (text[pos] == '-' ? -1 : 1) * (oh * 60 + om);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != text.size()) return std::nullopt;
+  const std::chrono::year_month_day date{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
+                                         std::chrono::day{static_cast<unsigned>(day)}};
+  if (!date.ok()) return std::nullopt;
+  const auto days = std::chrono::sys_days{date}.time_since_epoch().count();
+  return ((static_cast<std::int64_t>(days) * 86400 + hour * 3600 + minute * 60 + second) - offset_minutes * 60) * 1000 +
+         millis;
+}
+
+// Field view over the parsed document for the key spec. Values point into the parser's buffers.
+class JsonEventFields final : public keyspec::EventFields {
+ public:
+  std::optional<keyspec::FieldValue> field(std::string_view name) const override {
+    element value;
+    if (object_.at_key(name).get(value) != simdjson::SUCCESS) return std::nullopt;
+    switch (value.type()) {
+      case element_type::STRING:
+        return keyspec::FieldValue{std::string_view(value.get_string().value_unsafe())};
+      case element_type::INT64:
+        return keyspec::FieldValue{value.get_int64().value_unsafe()};
+      case element_type::UINT64: {
+        const std::uint64_t u = value.get_uint64().value_unsafe();
+        return keyspec::FieldValue{static_cast<double>(u)};
+      }
+      case element_type::DOUBLE:
+        return keyspec::FieldValue{value.get_double().value_unsafe()};
+      case element_type::BOOL:
+        return keyspec::FieldValue{value.get_bool().value_unsafe()};
+      case element_type::NULL_VALUE:
+        return keyspec::FieldValue{std::monostate{}};
+      case element_type::ARRAY:
+      case element_type::OBJECT:
+        return std::nullopt;  // nested values cannot be key parts
+    }
+    return std::nullopt;
+  }
+  simdjson::dom::object object_;
+};
+
+struct EventDecoder::Impl {
+  config::DecodeConfig config;
+  simdjson::dom::parser parser;
+  JsonEventFields fields;
+
+  std::optional<InvalidEvent> read_time(const element& object, const connectors::SourceMessage& message,
+                                        std::int64_t& time_ms) const {
+    element value;
+    if (object.at_key(config.time_field).get(value) != simdjson::SUCCESS || value.is_null()) {
+      if (config.kafka_time_fallback && message.timestamp_ms >= 0) {
+        time_ms = message.timestamp_ms;
+        return std::nullopt;
+      }
+      return InvalidEvent{"missing_time", "event has no time field '" + config.time_field + "'"};
+    }
+    const auto format = config.time_format;
+    if (value.is_int64() || value.is_uint64() || value.is_double()) {
+      if (format == config::TimeFormat::rfc3339) {
+        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is a number, config wants RFC 3339"};
+      }
+      const double number = value.is_double() ? value.get_double().value_unsafe()
+                            : value.is_int64() ? static_cast<double>(value.get_int64().value_unsafe())
+                                               : static_cast<double>(value.get_uint64().value_unsafe());
+      const bool seconds = format == config::TimeFormat::epoch_s ||
+                           (format == config::TimeFormat::auto_detect && number < static_cast<double>(kAutoSecondsBelow));
+      const double ms = seconds ? number * 1000.0 : number;
+      if (ms < 0 || ms > 253402300799999.0) {
+        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is out of range"};
+      }
+      time_ms = static_cast<std::int64_t>(ms);
+      return std::nullopt;
+    }
+    if (value.is_string() && format != config::TimeFormat::epoch_ms && format != config::TimeFormat::epoch_s) {
+      const auto parsed = parse_rfc3339_ms(value.get_string().value_unsafe());
+      if (!parsed) {
+        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is not RFC 3339: '" +
+                                            std::string(value.get_string().value_unsafe().substr(0, 64)) + "'"};
+      }
+      time_ms = *parsed;
+      return std::nullopt;
+    }
+    return InvalidEvent{"bad_time", "time field '" + config.time_field + "' has the wrong type"};
+  }
+};
+
+EventDecoder::EventDecoder(config::DecodeConfig config) : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+}
+EventDecoder::~EventDecoder() = default;
+
+const keyspec::EventFields& EventDecoder::fields() const { return impl_->fields; }
+
+std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage& message, DecodedEvent& out) {
+  const auto& config = impl_->config;
+  if (message.payload.size() > config.max_event_bytes) {
+    return InvalidEvent{"too_large", "event is " + std::to_string(message.payload.size()) + " bytes, max_event_bytes is " +
+                                         std::to_string(config.max_event_bytes)};
+  }
+  element document;
+  if (const auto error = impl_->parser.parse(message.payload).get(document); error != simdjson::SUCCESS) {
+    return InvalidEvent{"invalid_json", std::string("payload is not valid JSON: ") + simdjson::error_message(error)};
+  }
+  if (document.get_object().get(impl_->fields.object_) != simdjson::SUCCESS) {
+    return InvalidEvent{"not_an_object", "payload is JSON but not an object"};
+  }
+
+  element type;
+  if (document.at_key(config.event_type_field).get(type) != simdjson::SUCCESS || type.is_null()) {
+    return InvalidEvent{"missing_type", "event has no type field '" + config.event_type_field + "'"};
+  }
+  if (!type.is_string()) {
+    return InvalidEvent{"bad_type", "event type field '" + config.event_type_field + "' is not a string"};
+  }
+  out.event_type.assign(type.get_string().value_unsafe());
+  if (auto error = impl_->read_time(document, message, out.time_ms)) return error;
+
+  out.ttl_ms.reset();
+  if (config.ttl_field) {
+    element ttl;
+    if (document.at_key(*config.ttl_field).get(ttl) == simdjson::SUCCESS && !ttl.is_null()) {
+      if (!ttl.is_int64() || ttl.get_int64().value_unsafe() <= 0) {
+        return InvalidEvent{"bad_ttl", "ttl field '" + *config.ttl_field + "' is not a positive integer (ms)"};
+      }
+      out.ttl_ms = ttl.get_int64().value_unsafe();
+    }
+  }
+
+  out.cells.clear();
+  if (config.columns != config::ColumnsMode::raw) {
+    for (auto [key, value] : impl_->fields.object_) {
+      if (value.is_null() && !config.write_null_fields) continue;
+      out.cells.push_back({config.family, std::string(key), scalar_text(value)});
+    }
+  }
+  if (config.columns != config::ColumnsMode::fields) {
+    out.cells.push_back({config.family, config.raw_qualifier, message.payload});
+  }
+  return std::nullopt;
+}
+
+}  // namespace hbingest::daemon

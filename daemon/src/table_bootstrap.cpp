@@ -1,0 +1,38 @@
+#include "hbingest/daemon/table_bootstrap.h"
+
+#include <set>
+
+#include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/daemon/connector_options.h"
+
+namespace hbingest::daemon {
+
+BootstrapReport bootstrap_tables(const config::Config& config, const Router& router) {
+  BootstrapReport report;
+  connectors::HBaseAdmin admin(thrift2_options(config.hbase));
+  std::set<std::string> done;
+  for (const auto& route : router.routes()) {
+    if (!done.insert(route->table).second) continue;  // several routes may share a table
+    const auto spec = table_spec(config, route->table, route->spec.split_keys());
+    const auto result = admin.ensure_table(spec);
+    switch (result.outcome) {
+      case connectors::EnsureOutcome::created:
+        report.lines.push_back("created " + route->table + " (family '" + spec.family.name + "', TTL " +
+                               std::to_string(spec.family.ttl.count()) + " s, " +
+                               std::to_string(spec.split_keys.size() + 1) + " regions)");
+        break;
+      case connectors::EnsureOutcome::already_matches:
+        report.lines.push_back("ok " + route->table + " (exists and matches)");
+        break;
+      case connectors::EnsureOutcome::differs:
+        report.differences = true;
+        for (const auto& difference : result.differences) {
+          report.lines.push_back("differs " + difference + " (left untouched)");
+        }
+        break;
+    }
+  }
+  return report;
+}
+
+}  // namespace hbingest::daemon

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything hbingest needs on a fresh Debian 12 machine: C++ libraries and tools from
+# Debian's packages, the Python test peers into .venv, and the local stack's jars through Maven
+# (stack/hbstack fetch). Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  librdkafka-dev libthrift-dev thrift-compiler libboost-dev libssl-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libsimdjson-dev libxxhash-dev
+  libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
+  prometheus systemd python3 python3-venv maven
+)
+# clang is optional: it builds the libFuzzer target.
+OPTIONAL_PACKAGES=(clang libclang-rt-14-dev)
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}" "${OPTIONAL_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])'; then
+  missing+=(openjdk-17-jdk-headless)
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { echo "install-deps: apt-get install failed for: ${missing[*]}" >&2; exit 1; }
+else
+  echo "install-deps: Debian packages present"
+fi
+
+# Python peers for tests (confluent-kafka, happybase, thrift) and the stack's probes.
+stack/hbstack fetch
