@@ -1,0 +1,359 @@
+#include "scan_planner.h"
+
+#include <algorithm>
+#include <set>
+
+#include "component_codec.h"
+#include "time_codec.h"
+
+namespace hbingest::keyspec::detail {
+namespace {
+
+[[noreturn]] void plan_fail(const SpecModel& m, const std::string& reason) {
+  throw SpecError(m.source_name + ": plan: " + reason);
+}
+
+std::optional<std::size_t> index_of(const SpecModel& m, std::string_view name) {
+  for (std::size_t i = 0; i < m.components.size(); ++i) {
+    if (m.components[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+bool reads_field(const Component& c, std::string_view field) {
+  const auto is = [&](const Source& s) { return s.kind == SourceKind::Field && s.field == field; };
+  return is(c.source) || std::any_of(c.inputs.begin(), c.inputs.end(), is) || (c.month_of && is(*c.month_of));
+}
+
+bool inputs_known(const Component& c, const MapEventFields& event) {
+  return !c.inputs.empty() && std::all_of(c.inputs.begin(), c.inputs.end(), [&](const Source& s) {
+           return s.kind == SourceKind::Field && event.field(s.field).has_value();
+         });
+}
+
+std::int64_t parse_index(const SpecModel& m, const Component& c, const std::string& text) {
+  std::int64_t v = 0;
+  if (!read_int(FieldValue{std::string_view(text)}, v) || v < 0 || v >= c.lead_values()) {
+    plan_fail(m, "equality value '" + text + "' for " + std::string(kind_name(c.kind)) + " '" + c.name +
+                     "' must be an index in [0, " + std::to_string(c.lead_values()) + ")");
+  }
+  return v;
+}
+
+// A time equality is either the text exactly as the pattern writes it ("2021-12") or an instant
+// (epoch ms/s, RFC 3339) encoded the usual way.
+void append_time_equality(const SpecModel& m, const Component& c, const std::string& text, std::string& out) {
+  if (c.time_format == TimeFormat::Pattern) {
+    CivilFields civil;
+    if (parse_pattern_text(c.pattern, text, civil)) {
+      out.append(text);
+      return;
+    }
+  }
+  std::int64_t ms = 0;
+  if (const auto why = read_time_ms(FieldValue{std::string_view(text)}, TimeInput::Auto, ms); !why.empty()) {
+    plan_fail(m, "equality value '" + text + "' for time component '" + c.name + "': " + std::string(why));
+  }
+  if (const auto why = append_time(c, ms, out); !why.empty()) {
+    plan_fail(m, "equality value '" + text + "' for time component '" + c.name + "': " + std::string(why));
+  }
+}
+
+// Month 1..12 for a month salt, from an equality on its time field or on a time component that
+// reads the same field and prints the month; 0 when unknown.
+int known_month(const SpecModel& m, const Component& salt, const PlanRequest& req, const MapEventFields& event) {
+  std::int64_t ms = 0;
+  if (salt.month_of->kind == SourceKind::Field) {
+    if (const auto v = event.field(salt.month_of->field)) {
+      if (read_time_ms(*v, salt.time_input, ms).empty()) return utc_month(ms);
+    }
+  }
+  for (const auto& c : m.components) {
+    if (c.kind != Kind::Time || !(c.source == *salt.month_of)) continue;
+    const auto it = req.equals.find(c.name);
+    if (it == req.equals.end()) continue;
+    CivilFields civil;
+    if (c.time_format == TimeFormat::Pattern && parse_pattern_text(c.pattern, it->second, civil) && civil.month > 0) {
+      return civil.month;
+    }
+    if (read_time_ms(FieldValue{std::string_view(it->second)}, TimeInput::Auto, ms).empty()) return utc_month(ms);
+  }
+  return 0;
+}
+
+std::string lead_bytes(const Component& c, std::int64_t value) {
+  std::string s;
+  append_lead(c, value, s);
+  return s;
+}
+
+}  // namespace
+
+std::string prefix_successor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+std::vector<ScanRange> plan_scan(const SpecModel& m, const PlanRequest& req) {
+  if (req.from_ms && req.to_ms && *req.from_ms >= *req.to_ms) {
+    plan_fail(m, "empty time range [" + std::to_string(*req.from_ms) + ", " + std::to_string(*req.to_ms) + ")");
+  }
+  // Equality values become an event (and Kafka metadata) that the ordinary encoder turns into bytes,
+  // so a planned prefix is byte-for-byte what encode() writes.
+  MapEventFields event;
+  KafkaMeta meta;
+  meta.offset = -1;
+  std::set<std::string, std::less<>> component_keys;
+  std::set<std::string, std::less<>> field_keys;
+  for (const auto& entry : req.equals) {
+    // Named, not a structured binding: clang 14 cannot capture bindings in the lambda below.
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
+    const auto idx = index_of(m, key);
+    if (!idx) {
+      const bool read = std::any_of(m.components.begin(), m.components.end(),
+                                    [&](const Component& c) { return reads_field(c, key); });
+      if (!read) plan_fail(m, "equality on '" + key + "': no component or event field of that name");
+      event.set(key, value);
+      field_keys.insert(key);
+      continue;
+    }
+    component_keys.insert(key);
+    const Component& c = m.components[*idx];
+    std::int64_t n = 0;
+    switch (c.kind) {
+      case Kind::Partition:
+      case Kind::Offset:
+        if (!read_int(FieldValue{std::string_view(value)}, n)) {
+          plan_fail(m, "equality value '" + value + "' for '" + key + "' must be an integer");
+        }
+        if (c.kind == Kind::Partition) {
+          meta.partition = static_cast<std::int32_t>(n);
+        } else {
+          meta.offset = n;
+        }
+        break;
+      case Kind::Hash:
+        if (c.inputs.size() != 1 || c.inputs[0].kind != SourceKind::Field) {
+          plan_fail(m, "equality on hash '" + key + "' of " + m.infos[*idx].source +
+                           ": give each input field by its own name instead");
+        }
+        event.set(c.inputs[0].field, value);
+        break;
+      case Kind::Field:
+      case Kind::Dict:
+      case Kind::Reverse:
+      case Kind::Int:
+        if (c.source.kind == SourceKind::Field) {
+          event.set(c.source.field, value);
+        } else if (c.source.kind == SourceKind::Partition || c.source.kind == SourceKind::Offset) {
+          if (!read_int(FieldValue{std::string_view(value)}, n)) {
+            plan_fail(m, "equality value '" + value + "' for '" + key + "' must be an integer");
+          }
+          if (c.source.kind == SourceKind::Partition) {
+            meta.partition = static_cast<std::int32_t>(n);
+          } else {
+            meta.offset = n;
+          }
+        } else if (c.source.kind == SourceKind::Timestamp) {
+          if (!read_int(FieldValue{std::string_view(value)}, n)) {
+            plan_fail(m, "equality value '" + value + "' for '" + key + "' must be epoch ms");
+          }
+          meta.timestamp_ms = n;
+        } else if (c.source.kind == SourceKind::Topic) {
+          plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
+        }
+        break;
+      default: break;  // salt/bucket/time/literal are handled where they are encoded
+    }
+  }
+
+  std::string prefix;
+  std::size_t i = m.has_lead ? 1 : 0;
+  std::set<std::string, std::less<>> used;
+  for (; i < m.components.size(); ++i) {
+    const Component& c = m.components[i];
+    const auto eq = req.equals.find(c.name);
+    if (c.kind == Kind::Literal) {
+      if (eq != req.equals.end() && eq->second != c.literal) {
+        plan_fail(m, "equality on literal '" + c.name + "' differs from its fixed value");
+      }
+      prefix.append(c.literal);
+      used.insert(c.name);
+      continue;
+    }
+    const bool given = eq != req.equals.end() || (c.kind == Kind::Hash && inputs_known(c, event));
+    if (!given) break;
+    used.insert(c.name);
+    if (c.kind == Kind::Time) {
+      append_time_equality(m, c, eq->second, prefix);
+    } else if (c.kind == Kind::Bucket || c.kind == Kind::Salt) {
+      append_lead(c, parse_index(m, c, eq->second), prefix);
+    } else if (auto err = encode_component(c, event, meta, prefix)) {
+      plan_fail(m, "equality value for '" + c.name + "': " + err->message());
+    }
+  }
+  const std::size_t range_at = i;
+
+  const Component* lead = m.has_lead ? &m.components[0] : nullptr;
+  if (lead && req.equals.count(lead->name)) used.insert(lead->name);
+  for (const auto& key : component_keys) {
+    if (used.count(key) == 0) {
+      const std::string stop = range_at < m.components.size() ? m.components[range_at].name : "the end";
+      plan_fail(m, "equality on '" + key + "' is not part of the leading run of components (the run stops at '" +
+                       stop + "', which has no equality value)");
+    }
+  }
+  for (const auto& key : field_keys) {
+    bool fed = lead && reads_field(*lead, key);
+    for (std::size_t j = m.has_lead ? 1 : 0; j < range_at && !fed; ++j) fed = reads_field(m.components[j], key);
+    if (!fed) plan_fail(m, "equality on field '" + key + "' feeds no component of the leading run");
+  }
+
+  const bool ranged = req.from_ms || req.to_ms;
+  const Component* time = nullptr;
+  if (ranged) {
+    if (!m.time_index) plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
+    const Component& t = m.components[*m.time_index];
+    if (range_at > *m.time_index) {
+      plan_fail(m, "time component '" + t.name + "' has an equality value; a range on it as well is contradictory");
+    }
+    if (range_at < *m.time_index) {
+      const Component& blocker = m.components[range_at];
+      if (blocker.kind == Kind::Hash) {
+        plan_fail(m, "the range on time component '" + t.name + "' comes after hash component '" + blocker.name +
+                         "' of " + m.infos[range_at].source +
+                         ", whose input is not given: hashing destroys order, so no key range can be planned; "
+                         "give an equality value for its input");
+      }
+      plan_fail(m, "the range on time component '" + t.name + "' needs equality values for every component before it; '" +
+                       blocker.name + "' has none");
+    }
+    time = &t;
+  }
+
+  std::vector<std::int64_t> buckets;
+  if (lead) {
+    const auto eq = req.equals.find(lead->name);
+    std::int64_t v = 0;
+    if (eq != req.equals.end()) {
+      buckets.push_back(parse_index(m, *lead, eq->second));
+    } else if (lead->kind == Kind::Salt && !lead->random && inputs_known(*lead, event) &&
+               (!lead->month_of || known_month(m, *lead, req, event) > 0)) {
+      if (lead->month_of && !(lead->month_of->kind == SourceKind::Field && event.field(lead->month_of->field))) {
+        // The month is known from a time component's equality, not from the salt's own input: feed
+        // lead_value an instant in that month.
+        const int month = known_month(m, *lead, req, event);
+        const auto mid_month = civil_to_ms(CivilFields{2000, month, 15, 0, 0, 0, 0});
+        Component copy = *lead;
+        copy.time_input = TimeInput::EpochMs;
+        MapEventFields with_month = event;
+        KafkaMeta meta_month = meta;
+        if (lead->month_of->kind == SourceKind::Field) {
+          with_month.set(lead->month_of->field, *mid_month);
+        } else {
+          meta_month.timestamp_ms = *mid_month;
+        }
+        if (auto err = lead_value(copy, with_month, meta_month, v)) plan_fail(m, err->message());
+      } else if (auto err = lead_value(*lead, event, meta, v)) {
+        plan_fail(m, err->message());
+      }
+      buckets.push_back(v);
+    } else if (lead->kind == Kind::Bucket && lead->source.kind == SourceKind::Field &&
+               event.field(lead->source.field)) {
+      if (auto err = lead_value(*lead, event, meta, v)) plan_fail(m, err->message());
+      buckets.push_back(v);
+    } else if (lead->month_of && known_month(m, *lead, req, event) > 0) {
+      const std::int64_t base = (known_month(m, *lead, req, event) - 1) * lead->buckets;
+      for (std::int64_t b = 0; b < lead->buckets; ++b) buckets.push_back(base + b);
+    } else {
+      for (std::int64_t b = 0; b < lead->lead_values(); ++b) buckets.push_back(b);
+    }
+  } else {
+    buckets.push_back(-1);
+  }
+
+  std::vector<ScanRange> ranges;
+  ranges.reserve(buckets.size());
+  for (const std::int64_t b : buckets) {
+    std::string base = b >= 0 ? lead_bytes(*lead, b) : std::string{};
+    base += prefix;
+    ScanRange r;
+    r.bucket = static_cast<int>(b);
+    if (!time) {
+      r.start = base;
+      r.stop = prefix_successor(base);
+      ranges.push_back(std::move(r));
+      continue;
+    }
+    const bool pattern = time->time_format == TimeFormat::Pattern;
+    const std::int64_t min = pattern ? kPatternMinMs : 0;
+    const std::int64_t max = pattern ? kPatternMaxMs : kLongMax;
+    if ((req.to_ms && *req.to_ms <= min) || (req.from_ms && *req.from_ms > max)) return {};  // no representable key
+    const std::int64_t lo = req.from_ms && *req.from_ms > min ? *req.from_ms : min;
+    const bool hi_open = !req.to_ms || *req.to_ms > max;
+    if (!time->reversed) {
+      r.start = base;
+      append_time(*time, lo, r.start);
+      if (hi_open) {
+        r.stop = prefix_successor(base);
+      } else {
+        r.stop = base;
+        append_time(*time, *req.to_ms, r.stop);
+      }
+    } else {
+      // Stored value s = MAX - t, so t in [lo, to) is s in [MAX - (to-1), MAX - lo + 1).
+      r.start = base;
+      if (!hi_open) append_stored_time(*time, kLongMax - (*req.to_ms - 1), r.start);
+      if (lo == 0) {
+        r.stop = prefix_successor(base);
+      } else {
+        r.stop = base;
+        append_stored_time(*time, kLongMax - lo + 1, r.stop);
+      }
+    }
+    ranges.push_back(std::move(r));
+  }
+  return ranges;
+}
+
+std::vector<ScanRange> plan_full_table(const SpecModel& m, int splits) {
+  if (splits < 1) plan_fail(m, "splits must be >= 1, got " + std::to_string(splits));
+  std::vector<ScanRange> ranges;
+  if (m.has_lead) {
+    const Component& lead = m.components[0];
+    const std::int64_t n = lead.lead_values();
+    const std::int64_t k = std::min<std::int64_t>(splits, n);
+    for (std::int64_t g = 0; g < k; ++g) {
+      const std::int64_t first = g * n / k;
+      const std::int64_t next = (g + 1) * n / k;
+      ScanRange r;
+      r.bucket = static_cast<int>(first);
+      // The outer ends stay open so that keys outside every bucket (foreign rows) are still covered.
+      if (g > 0) r.start = lead_bytes(lead, first);
+      if (g < k - 1) r.stop = lead_bytes(lead, next);
+      ranges.push_back(std::move(r));
+    }
+    return ranges;
+  }
+  // Unsalted: cut the first byte's range evenly; every key falls in exactly one piece.
+  const int k = std::min(splits, 256);
+  for (int g = 0; g < k; ++g) {
+    ScanRange r;
+    if (g > 0) r.start = std::string(1, static_cast<char>(g * 256 / k));
+    if (g < k - 1) r.stop = std::string(1, static_cast<char>((g + 1) * 256 / k));
+    ranges.push_back(std::move(r));
+  }
+  return ranges;
+}
+
+std::vector<std::string> split_keys(const SpecModel& m) {
+  std::vector<std::string> keys;
+  if (!m.has_lead) return keys;
+  const Component& lead = m.components[0];
+  for (std::int64_t b = 1; b < lead.lead_values(); ++b) keys.push_back(lead_bytes(lead, b));
+  return keys;
+}
+
+}  // namespace hbingest::keyspec::detail
