@@ -1,0 +1,158 @@
+#include "sanity_check.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include "hbingest/config/duration.h"
+#include "hbingest/config/size.h"
+
+namespace hbingest::config::detail {
+
+namespace {
+
+// "host:port" with a non-empty host and a numeric port in [min_port, 65535]. IPv6 as "[::1]:9090".
+bool valid_host_port(std::string_view text, int min_port) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  const std::string_view host = text.substr(0, colon);
+  if (host.find(':') != std::string_view::npos && !(host.front() == '[' && host.back() == ']')) return false;
+  const std::string_view port_text = text.substr(colon + 1);
+  int port = -1;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  return ec == std::errc{} && ptr == port_text.data() + port_text.size() && port >= min_port && port <= 65535;
+}
+
+void check_kafka(const Config& c, Reader& r) {
+  for (const auto& [name, value] : c.kafka.properties) {
+    const std::string path = "kafka.properties." + name;
+    if (name == "enable.auto.commit" || name == "enable.auto.offset.store") {
+      r.problem_at(path, "hbingest manages commits itself (offsets are committed only after HBase acknowledged "
+                         "the rows); remove this property");
+    } else if (name == "group.id") {
+      r.problem_at(path, "set kafka.group_id instead");
+    } else if (name == "bootstrap.servers" || name == "metadata.broker.list") {
+      r.problem_at(path, "set kafka.bootstrap_servers instead");
+    }
+  }
+  const bool has_regex = std::any_of(c.kafka.topics.begin(), c.kafka.topics.end(),
+                                     [](const std::string& t) { return t.starts_with('^'); });
+  if (has_regex && c.kafka.topics.size() > 1) {
+    r.problem_at("kafka.topics", "a \"^regex\" subscription must be the only entry");
+  }
+  const bool dlq_used = c.dlq.on_invalid == OnInvalid::dlq || c.dlq.unknown_type == UnknownType::dlq;
+  if (dlq_used && std::find(c.kafka.topics.begin(), c.kafka.topics.end(), c.dlq.topic) != c.kafka.topics.end()) {
+    r.problem_at("dlq.topic", "'" + c.dlq.topic + "' is also consumed (kafka.topics); bad events would loop");
+  }
+}
+
+void check_endpoints(const Config& c, Reader& r) {
+  for (std::size_t i = 0; i < c.hbase.endpoints.size(); ++i) {
+    if (!valid_host_port(c.hbase.endpoints[i], 1)) {
+      r.problem_at("hbase.endpoints[" + std::to_string(i) + "]",
+                   "'" + c.hbase.endpoints[i] + "' is not host:port with a port in 1..65535");
+    }
+  }
+  const std::string& ns = c.hbase.ns;
+  if (!std::all_of(ns.begin(), ns.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {
+    r.problem_at("hbase.namespace", "'" + ns + "' may only hold letters, digits and '_'");
+  }
+  if (c.http.enabled && !valid_host_port(c.http.listen, 0)) {
+    r.problem_at("http.listen", "'" + c.http.listen + "' is not host:port with a port in 0..65535");
+  }
+  int token_sources = 0;
+  for (const char* key : {"http.bearer_token", "http.token_file", "http.token_env"}) token_sources += r.seen(key) ? 1 : 0;
+  if (token_sources > 1) {
+    r.problem_at("http.bearer_token", "set only one of bearer_token, token_file, token_env");
+  }
+}
+
+void check_writer(const Config& c, Reader& r) {
+  const WriterConfig& w = c.writer;
+  if (w.retry_initial_backoff > w.retry_max_backoff) {
+    r.problem_at("writer.retry_initial_backoff", "(" + format_duration(w.retry_initial_backoff) +
+                                                     ") is larger than writer.retry_max_backoff (" +
+                                                     format_duration(w.retry_max_backoff) + ")");
+  }
+  if (w.max_inflight_rows < w.batch_max_rows) {
+    r.problem_at("writer.max_inflight_rows", "(" + std::to_string(w.max_inflight_rows) +
+                                                 ") is below writer.batch_max_rows (" + std::to_string(w.batch_max_rows) +
+                                                 "); no batch could fill");
+  }
+  if (w.max_inflight_rows_per_partition > w.max_inflight_rows) {
+    r.problem_at("writer.max_inflight_rows_per_partition",
+                 "(" + std::to_string(w.max_inflight_rows_per_partition) + ") is above writer.max_inflight_rows (" +
+                     std::to_string(w.max_inflight_rows) + ")");
+  }
+  if (w.max_inflight_bytes < w.batch_max_bytes) {
+    r.problem_at("writer.max_inflight_bytes", "(" + format_size(w.max_inflight_bytes) +
+                                                  ") is below writer.batch_max_bytes (" + format_size(w.batch_max_bytes) + ")");
+  }
+  if (c.query.default_limit > c.query.max_limit) {
+    r.problem_at("query.default_limit", "(" + std::to_string(c.query.default_limit) + ") is above query.max_limit (" +
+                                            std::to_string(c.query.max_limit) + ")");
+  }
+  if (c.table.ttl.count() % 1000 != 0) {
+    r.problem_at("table.ttl", "HBase family TTLs are whole seconds; got " + format_duration(c.table.ttl));
+  }
+}
+
+void check_route_key(const RouteConfig& route, const std::string& path, Reader& r) {
+  const int keys = (route.preset ? 1 : 0) + (route.key_file ? 1 : 0) + (route.key_yaml ? 1 : 0);
+  // A route whose mapping did not even parse was reported already.
+  if (!r.seen(path)) return;
+  if (keys != 1) {
+    r.problem_at(path, keys == 0 ? "needs a key spec: set one of preset, key_file, key"
+                                 : "set only one of preset, key_file, key");
+  }
+  if (!route.preset_params.empty() && !route.preset) {
+    r.problem_at(path + ".preset_params", "only applies together with preset");
+  }
+}
+
+void check_routes(const Config& c, Reader& r) {
+  if (c.routes.empty() && !c.default_route) {
+    r.problem_at("routes", "no routes: add at least one route (or a default_route)");
+  }
+  std::map<std::string, std::size_t> routed;  // event type -> route index
+  for (std::size_t i = 0; i < c.routes.size(); ++i) {
+    const RouteConfig& route = c.routes[i];
+    const std::string path = "routes[" + std::to_string(i) + "]";
+    check_route_key(route, path, r);
+    if (route.event_types.empty() && r.seen(path)) {
+      r.problem_at(path + ".event_types", "a route must name at least one event type (use default_route for the rest)");
+    }
+    for (const auto& type : route.event_types) {
+      const auto [it, inserted] = routed.emplace(type, i);
+      if (!inserted) {
+        r.problem_at(path + ".event_types",
+                     "event type '" + type + "' is already routed by routes[" + std::to_string(it->second) + "]");
+      }
+    }
+  }
+  if (c.default_route) {
+    check_route_key(*c.default_route, "default_route", r);
+    if (!c.default_route->event_types.empty()) {
+      r.problem_at("default_route.event_types", "the default route takes every unrouted type; remove event_types");
+    }
+  }
+  if (c.dlq.unknown_type == UnknownType::default_route && !c.default_route) {
+    r.problem_at("dlq.unknown_type", "is default_route but no default_route is configured");
+  }
+  if (c.default_route && c.dlq.unknown_type != UnknownType::default_route) {
+    r.problem_at("default_route", "is never used: set dlq.unknown_type: default_route");
+  }
+}
+
+}  // namespace
+
+void sanity_check(const Config& config, Reader& reader) {
+  check_kafka(config, reader);
+  check_endpoints(config, reader);
+  check_writer(config, reader);
+  check_routes(config, reader);
+}
+
+}  // namespace hbingest::config::detail

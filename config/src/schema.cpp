@@ -1,0 +1,36 @@
+#include "schema.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace hbingest::config::detail {
+
+std::optional<bool> parse_bool(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // The YAML 1.1 spellings too: yaml-cpp users write yes/no and on/off.
+  if (lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "off") return false;
+  return std::nullopt;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+bool is_secret_property(std::string_view name) {
+  static constexpr std::array<std::string_view, 7> kMarkers = {
+      "password", "secret", "token", "jaas", "ssl.key.pem", "sasl.oauthbearer.config", "credentials"};
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::any_of(kMarkers.begin(), kMarkers.end(),
+                     [&](std::string_view marker) { return lower.find(marker) != std::string::npos; });
+}
+
+}  // namespace hbingest::config::detail

@@ -1,0 +1,405 @@
+#include "sections.h"
+
+#include <cstdlib>
+#include <limits>
+
+#include "substitution.h"
+
+namespace hbingest::config::detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
+constexpr std::size_t GiB = 1024 * MiB;
+constexpr std::int64_t kMillion = 1'000'000;
+
+template <class S, class Member>
+Option<Config> section(std::string key, Member Config::*member, const Options<S>& (*options)(),
+                       std::string description) {
+  Option<Config> o{key, "section", "", std::move(description)};
+  o.read = [=](Config& c, const YAML::Node& node, const std::string& path, Reader& r) {
+    read_mapping(node, path, options(), c.*member, r);
+  };
+  o.write = [=](const Config& c) -> std::optional<YAML::Node> { return write_mapping(c.*member, options()); };
+  return o;
+}
+
+// The inline `key:` of a route: kept as YAML text for keyspec, with its location for messages.
+Option<RouteConfig> inline_key_option() {
+  Option<RouteConfig> o{"key", "mapping", "", "Inline key spec (see docs/keyspec.md). Exactly one of preset, key_file, key."};
+  o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (!node.IsMap()) {
+      r.problem(node.Mark(), path, "expected a key spec mapping, got " + std::string(node_kind(node)));
+      return;
+    }
+    route.key_yaml = YAML::Dump(node);
+    route.key_source = r.location(node.Mark());
+  };
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (!route.key_yaml) return std::nullopt;
+    return YAML::Load(*route.key_yaml);
+  };
+  return o;
+}
+
+Option<RouteConfig> key_file_option() {
+  Option<RouteConfig> o{"key_file", "path", "", "Key spec YAML file, relative to this config file. Exactly one of preset, key_file, key."};
+  o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    const auto text = r.scalar(node, path, "a file path");
+    if (!text) return;
+    if (text->empty()) {
+      r.problem(node.Mark(), path, "must not be empty");
+      return;
+    }
+    std::filesystem::path file(*text);
+    if (file.is_relative()) file = r.base_dir() / file;
+    route.key_file = file.lexically_normal();
+    route.key_source = file.string();
+  };
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (!route.key_file) return std::nullopt;
+    return YAML::Node(route.key_file->string());
+  };
+  return o;
+}
+
+Option<RouteConfig> preset_option() {
+  Option<RouteConfig> o = optional_string("preset", &RouteConfig::preset,
+                                          "Built-in key spec: events, order_status, user_history, timeline, follows, "
+                                          "consumption, logs, logs_fixed. Exactly one of preset, key_file, key.");
+  auto read_string = o.read;
+  o.read = [read_string](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    read_string(route, node, path, r);
+    route.key_source = r.location(node.Mark());
+  };
+  auto write_string = o.write;
+  o.write = [write_string](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (!route.preset) return std::nullopt;
+    return write_string(route);
+  };
+  return o;
+}
+
+Option<RouteConfig> preset_params_option() {
+  Option<RouteConfig> o = string_map("preset_params", &RouteConfig::preset_params,
+                                     "Overrides of the preset's parameters, e.g. {buckets: \"16\", event_field: event_id}.");
+  auto write_map = o.write;
+  o.write = [write_map](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (!route.preset) return std::nullopt;
+    return write_map(route);
+  };
+  return o;
+}
+
+Option<RouteConfig> event_types_option() {
+  Option<RouteConfig> o = string_list("event_types", &RouteConfig::event_types,
+                                      "Event types (values of decode.event_type_field) sent to this route. "
+                                      "Required for routes, not allowed on default_route.");
+  auto write_list = o.write;
+  o.write = [write_list](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (route.event_types.empty()) return std::nullopt;
+    return write_list(route);
+  };
+  return o;
+}
+
+Option<HttpConfig> bearer_token_option() {
+  Option<HttpConfig> o{"bearer_token", "secret string", "must be ${ENV} or ${file:PATH}",
+                       "Token clients must send as 'Authorization: Bearer ...'. Unset: no authentication. "
+                       "Only as a ${...} reference, or use token_file / token_env."};
+  o.read = [](HttpConfig& http, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;  // "~": no authentication, as --print-effective shows it
+    if (node.IsScalar() && !has_reference(node.Scalar())) {
+      r.problem(node.Mark(), path,
+                "a literal token in the config file is not allowed; write ${ENV_VAR} or ${file:PATH}, "
+                "or use http.token_file / http.token_env");
+      return;
+    }
+    const auto text = r.scalar(node, path, "a ${...} reference");
+    if (!text) return;
+    if (text->empty()) {
+      r.problem(node.Mark(), path, "resolves to an empty token");
+      return;
+    }
+    http.bearer_token = *text;
+  };
+  o.write = [](const HttpConfig& http) -> std::optional<YAML::Node> {
+    return http.bearer_token ? YAML::Node(kRedacted) : YAML::Node(YAML::NodeType::Null);
+  };
+  return o;
+}
+
+Option<HttpConfig> token_file_option() {
+  Option<HttpConfig> o{"token_file", "path", "", "File holding the bearer token (one trailing newline ignored)."};
+  o.read = [](HttpConfig& http, const YAML::Node& node, const std::string& path, Reader& r) {
+    const auto text = r.scalar(node, path, "a file path");
+    if (!text) return;
+    try {
+      const std::string token = read_secret_file(*text, r.base_dir());
+      if (token.empty()) {
+        r.problem(node.Mark(), path, "file '" + *text + "' is empty");
+        return;
+      }
+      http.bearer_token = token;
+    } catch (const SubstitutionError& e) {
+      r.problem(node.Mark(), path, e.what());
+    }
+  };
+  return o;  // no writer: the effective config shows the resolved (redacted) bearer_token
+}
+
+Option<HttpConfig> token_env_option() {
+  Option<HttpConfig> o{"token_env", "string", "", "Environment variable holding the bearer token."};
+  o.read = [](HttpConfig& http, const YAML::Node& node, const std::string& path, Reader& r) {
+    const auto name = r.scalar(node, path, "an environment variable name");
+    if (!name) return;
+    const char* value = std::getenv(name->c_str());
+    if (value == nullptr || *value == '\0') {
+      r.problem(node.Mark(), path, "environment variable '" + *name + "' is not set or empty");
+      return;
+    }
+    http.bearer_token = value;
+  };
+  return o;
+}
+
+void read_route(RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+  read_mapping(node, path, route_options(), route, r);
+}
+
+Option<Config> routes_option() {
+  Option<Config> o{"routes", "list of routes", "", "Which event types go to which table with which key spec."};
+  o.read = [](Config& c, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (!node.IsSequence()) {
+      r.problem(node.Mark(), path, "expected a sequence of routes, got " + std::string(node_kind(node)));
+      return;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string route_path = path + "[" + std::to_string(i) + "]";
+      // Remembered only when it is a mapping: the cross-field checks skip routes already reported.
+      if (node[i].IsMap()) r.remember(route_path, node[i].Mark());
+      RouteConfig route;
+      read_route(route, node[i], route_path, r);
+      c.routes.push_back(std::move(route));
+    }
+  };
+  o.write = [](const Config& c) -> std::optional<YAML::Node> {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& route : c.routes) list.push_back(write_mapping(route, route_options()));
+    return list;
+  };
+  return o;
+}
+
+Option<Config> default_route_option() {
+  Option<Config> o{"default_route", "route", "optional",
+                   "Where events of unrouted types go when dlq.unknown_type is default_route (no event_types)."};
+  o.read = [](Config& c, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    RouteConfig route;
+    read_route(route, node, path, r);
+    if (node.IsMap()) c.default_route = std::move(route);
+  };
+  o.write = [](const Config& c) -> std::optional<YAML::Node> {
+    if (!c.default_route) return YAML::Node(YAML::NodeType::Null);
+    return write_mapping(*c.default_route, route_options());
+  };
+  return o;
+}
+
+}  // namespace
+
+const std::vector<std::string>& durability_names() {
+  static const std::vector<std::string> names = {"USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"};
+  return names;
+}
+
+const std::vector<std::string>& log_level_names() {
+  static const std::vector<std::string> names = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  return names;
+}
+
+const Options<KafkaConfig>& kafka_options() {
+  using K = KafkaConfig;
+  static const Options<K> options = {
+      string("bootstrap_servers", &K::bootstrap_servers, "Kafka bootstrap servers, comma-separated host:port.", {}, true),
+      string("group_id", &K::group_id, "Consumer group; scale out by running more instances with the same group."),
+      string_list("topics", &K::topics, "Topics to consume: literal names, or one \"^regex\" (librdkafka syntax).", true),
+      string_map("properties", &K::properties,
+                 "librdkafka properties passed verbatim (security.protocol, ssl.*, sasl.*, fetch sizes...). "
+                 "enable.auto.commit and enable.auto.offset.store are managed by hbingest and rejected."),
+      duration("commit_interval", &K::commit_interval, 10ms, 1h,
+               "How often acknowledged offsets are committed (only offsets whose rows HBase acknowledged)."),
+      integer("poll_batch", &K::poll_batch, 1, kMillion, "Messages taken per poll."),
+      duration("statistics_interval", &K::statistics_interval, 0ms, 1h,
+               "librdkafka statistics interval feeding the lag metrics; 0 disables them."),
+  };
+  return options;
+}
+
+const Options<HBaseConfig>& hbase_options() {
+  using H = HBaseConfig;
+  static const Options<H> options = {
+      string_list("endpoints", &H::endpoints,
+                  "Thrift2 gateways as host:port; writers spread over them and fail over on errors.", true),
+      enumeration("transport", &H::transport,
+                  {{"framed", ThriftTransport::framed}, {"buffered", ThriftTransport::buffered}},
+                  "Thrift transport; must match hbase.regionserver.thrift.framed on the server."),
+      enumeration("protocol", &H::protocol,
+                  {{"binary", ThriftProtocol::binary}, {"compact", ThriftProtocol::compact}},
+                  "Thrift protocol; must match hbase.regionserver.thrift.compact on the server."),
+      duration("connect_timeout", &H::connect_timeout, 1ms, 10min, "TCP connect timeout per endpoint."),
+      duration("read_timeout", &H::read_timeout, 1ms, 1h, "Socket read timeout for one Thrift call."),
+      string("namespace", &H::ns, "HBase namespace of the tables."),
+  };
+  return options;
+}
+
+const Options<WriterConfig>& writer_options() {
+  using W = WriterConfig;
+  static const Options<W> options = {
+      integer("writers", &W::writers, 1, 256, "Writer threads, each with its own Thrift connection."),
+      integer("batch_max_rows", &W::batch_max_rows, 1, kMillion, "A batch is sent when it holds this many rows..."),
+      size("batch_max_bytes", &W::batch_max_bytes, 1 * KiB, 1 * GiB, "...or this many bytes (like hbase.client.write.buffer)..."),
+      duration("linger", &W::linger, 0ms, 1min, "...or when its oldest row has waited this long."),
+      string("durability", &W::durability, "WAL durability of each put.", durability_names()),
+      duration("retry_initial_backoff", &W::retry_initial_backoff, 1ms, 1min, "First retry delay of a failed batch; doubles per retry."),
+      duration("retry_max_backoff", &W::retry_max_backoff, 1ms, 1h, "Upper bound of the retry delay."),
+      integer("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
+              "Rows decoded but not yet acknowledged; consumption pauses above it (backpressure)."),
+      size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB, "Bytes in flight; consumption pauses above it."),
+      integer("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
+              "Rows in flight per Kafka partition; that partition pauses above it."),
+  };
+  return options;
+}
+
+const Options<DecodeConfig>& decode_options() {
+  using D = DecodeConfig;
+  static const Options<D> options = {
+      string("event_type_field", &D::event_type_field, "JSON field naming the event type (routes match on it)."),
+      string("time_field", &D::time_field, "JSON field holding the event time."),
+      enumeration("time_format", &D::time_format,
+                  {{"auto", TimeFormat::auto_detect}, {"epoch_ms", TimeFormat::epoch_ms},
+                   {"epoch_s", TimeFormat::epoch_s}, {"rfc3339", TimeFormat::rfc3339}},
+                  "How the time field is written; auto tells epoch s/ms by magnitude and accepts RFC 3339 strings."),
+      boolean("kafka_time_fallback", &D::kafka_time_fallback, "Use the Kafka message timestamp when the time field is missing."),
+      enumeration("columns", &D::columns,
+                  {{"fields", ColumnsMode::fields}, {"raw", ColumnsMode::raw}, {"both", ColumnsMode::both}},
+                  "fields: one cell per top-level JSON field; raw: the whole event in one cell; both."),
+      string("family", &D::family, "Column family of the cells; keep it short, it is stored in every cell."),
+      string("raw_qualifier", &D::raw_qualifier, "Qualifier of the raw-event cell (columns raw/both)."),
+      boolean("write_null_fields", &D::write_null_fields, "Write an empty cell for a JSON null (else skip the field)."),
+      size("max_event_bytes", &D::max_event_bytes, 1, 64 * MiB, "Larger messages are invalid (see dlq.on_invalid)."),
+      optional_string("ttl_field", &D::ttl_field, "JSON field with a per-event TTL in ms; may shorten table.ttl, never lengthen it."),
+      enumeration("cell_timestamp", &D::cell_timestamp,
+                  {{"event_time", CellTimestamp::event_time}, {"ingest_time", CellTimestamp::ingest_time}},
+                  "HBase cell timestamp; TTL expiry counts from it."),
+  };
+  return options;
+}
+
+const Options<RouteConfig>& route_options() {
+  using R = RouteConfig;
+  static const Options<R> options = {
+      event_types_option(),
+      string("table", &R::table, "Target table, without namespace.", {}, true),
+      preset_option(),
+      preset_params_option(),
+      key_file_option(),
+      inline_key_option(),
+  };
+  return options;
+}
+
+const Options<TableConfig>& table_options() {
+  using T = TableConfig;
+  static const Options<T> options = {
+      duration("ttl", &T::ttl, 1s, 24h * 3650,
+               "Row lifetime: the family TTL at bootstrap and the per-put TTL (whole seconds)."),
+      boolean("create_table", &T::create_table, "Create missing tables at start, like `hbingest bootstrap`."),
+      string("bloom_filter", &T::bloom_filter, "Bloom filter of created tables.", {"NONE", "ROW", "ROWCOL"}),
+      string("compression", &T::compression, "Compression of created tables.",
+             {"NONE", "SNAPPY", "LZ4", "GZ", "ZSTD", "LZO", "BZIP2"}),
+  };
+  return options;
+}
+
+const Options<DlqConfig>& dlq_options() {
+  using Q = DlqConfig;
+  static const Options<Q> options = {
+      string("topic", &Q::topic, "Dead-letter topic for invalid or unroutable events (with the reason in headers)."),
+      enumeration("on_invalid", &Q::on_invalid, {{"dlq", OnInvalid::dlq}, {"skip", OnInvalid::skip}, {"fail", OnInvalid::fail}},
+                  "Undecodable event or key: send to the DLQ, skip it (counted), or stop the daemon."),
+      enumeration("unknown_type", &Q::unknown_type,
+                  {{"dlq", UnknownType::dlq}, {"default_route", UnknownType::default_route}, {"skip", UnknownType::skip}},
+                  "Event type no route names: DLQ, default_route, or skip (counted)."),
+      string_map("properties", &Q::properties, "Extra librdkafka producer properties for the DLQ producer."),
+  };
+  return options;
+}
+
+const Options<HttpConfig>& http_options() {
+  using H = HttpConfig;
+  static const Options<H> options = {
+      boolean("enabled", &H::enabled, "Serve /metrics, /healthz, /readyz and the query API."),
+      string("listen", &H::listen, "Listen address host:port (port 0 picks a free port)."),
+      bearer_token_option(),
+      token_file_option(),
+      token_env_option(),
+      integer("max_concurrent_queries", &H::max_concurrent_queries, 1, 1024, "Queries served at once; more get 429."),
+  };
+  return options;
+}
+
+const Options<QueryConfig>& query_options() {
+  using Q = QueryConfig;
+  static const Options<Q> options = {
+      integer("concurrency", &Q::concurrency, 1, 1024, "Scans in flight per query (one per salt bucket, at most this)."),
+      integer("chunk_rows", &Q::chunk_rows, 1, 100000, "Rows fetched per scanner call."),
+      integer("prefetch_chunks", &Q::prefetch_chunks, 1, 64, "Chunks buffered ahead per scan."),
+      duration("deadline", &Q::deadline, 1ms, 10min, "A query not done by then fails with a timeout."),
+      integer("max_limit", &Q::max_limit, 1, 10 * kMillion, "Largest row limit a query may ask for."),
+      integer("default_limit", &Q::default_limit, 1, 10 * kMillion, "Row limit when the query names none."),
+  };
+  return options;
+}
+
+const Options<LoggingConfig>& logging_options() {
+  using L = LoggingConfig;
+  static const Options<L> options = {
+      string("level", &L::level, "Log level; SIGHUP re-reads it from the file.", log_level_names()),
+      enumeration("format", &L::format, {{"text", LogFormat::text}, {"json", LogFormat::json}},
+                  "text for terminals and journald, json for log shippers (one object per line)."),
+  };
+  return options;
+}
+
+const Options<Config>& config_options() {
+  static const Options<Config> options = [] {
+    Options<Config> o = {
+        section("kafka", &Config::kafka, &kafka_options, "Kafka consumer."),
+        section("hbase", &Config::hbase, &hbase_options, "HBase Thrift2 gateways."),
+        section("writer", &Config::writer, &writer_options, "Batching, retries and backpressure."),
+        section("decode", &Config::decode, &decode_options, "Turning JSON events into cells."),
+        routes_option(),
+        default_route_option(),
+        section("table", &Config::table, &table_options, "Table settings shared by all routes."),
+        section("dlq", &Config::dlq, &dlq_options, "Dead-letter queue."),
+        section("http", &Config::http, &http_options, "HTTP server: metrics, health, queries."),
+        section("query", &Config::query, &query_options, "The parallel n-way scan reader."),
+        section("logging", &Config::logging, &logging_options, "Logs (to stderr)."),
+        duration("shutdown_deadline", &Config::shutdown_deadline, 1s, 1h,
+                 "On SIGTERM: stop consuming, flush and commit within this time."),
+    };
+    o[0].required = true;  // kafka
+    o[1].required = true;  // hbase
+    return o;
+  }();
+  return options;
+}
+
+}  // namespace hbingest::config::detail

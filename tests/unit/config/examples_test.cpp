@@ -1,0 +1,97 @@
+// The shipped examples must load, and docs/configuration.md must carry the current reference.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hbingest/config/loader.h"
+
+namespace hbingest::config {
+namespace {
+
+using namespace std::chrono_literals;
+const std::filesystem::path kSourceDir = HBINGEST_SOURCE_DIR;
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(Examples, LocalMatchesTheDevStack) {
+  const Config c = load_config(kSourceDir / "config/examples/local.yaml");
+  EXPECT_EQ(c.kafka.bootstrap_servers, "127.0.0.1:19092");
+  EXPECT_EQ(c.hbase.endpoints, std::vector<std::string>{"127.0.0.1:19090"});
+  EXPECT_EQ(c.kafka.topics, std::vector<std::string>{"events"});
+  ASSERT_EQ(c.routes.size(), 1u);
+  EXPECT_EQ(c.routes[0].table, "events");
+  EXPECT_EQ(c.routes[0].preset, "events");
+  EXPECT_EQ(c.routes[0].event_types, (std::vector<std::string>{"login", "order"}));
+}
+
+TEST(Examples, ProductionLoadsWithItsSecrets) {
+  // Same layout as /etc/hbingest: the config next to a secrets/ directory.
+  const auto dir = std::filesystem::temp_directory_path() / ("hbingest-prod-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "secrets");
+  std::filesystem::copy_file(kSourceDir / "config/examples/production.yaml", dir / "config.yaml",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "secrets/kafka-password") << "kafka-pw\n";
+  std::ofstream(dir / "secrets/http-token") << "http-token\n";
+  ::setenv("KAFKA_BOOTSTRAP", "k0:9093,k1:9093", 1);
+  ::setenv("KAFKA_USERNAME", "ingest", 1);
+
+  const Config c = load_config(dir / "config.yaml");
+  EXPECT_EQ(c.kafka.bootstrap_servers, "k0:9093,k1:9093");
+  EXPECT_EQ(c.kafka.properties.at("sasl.password"), "kafka-pw");
+  EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(c.http.bearer_token, "http-token");
+  EXPECT_EQ(c.hbase.endpoints.size(), 3u);
+  EXPECT_EQ(c.hbase.protocol, ThriftProtocol::compact);
+  EXPECT_EQ(c.writer.batch_max_bytes, 4u << 20);
+  EXPECT_EQ(c.logging.format, LogFormat::json);
+  const std::string effective = effective_config_yaml(c);
+  EXPECT_EQ(effective.find("kafka-pw"), std::string::npos);
+  EXPECT_EQ(effective.find("http-token"), std::string::npos);
+
+  // Without the secrets every missing one is reported, with its line.
+  std::filesystem::remove(dir / "secrets/kafka-password");
+  ::unsetenv("KAFKA_USERNAME");
+  const auto problems = try_load_config(dir / "config.yaml").problems;
+  EXPECT_THAT(problems, ::testing::Contains(::testing::HasSubstr("kafka.properties.sasl.password: cannot read file")));
+  EXPECT_THAT(problems, ::testing::Contains(::testing::HasSubstr("'KAFKA_USERNAME' is not set")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Examples, EveryOptionIsInTheExamples) {
+  // Each documented key appears in production.yaml, so the example really lists every option.
+  const std::string production = read(kSourceDir / "config/examples/production.yaml");
+  const std::string local = read(kSourceDir / "config/examples/local.yaml");
+  const std::string reference = configuration_reference_markdown();
+  std::size_t checked = 0;
+  for (std::size_t pos = reference.find("\n| `"); pos != std::string::npos; pos = reference.find("\n| `", pos + 1)) {
+    ++pos;  // the first column only
+    const std::size_t end = reference.find('`', pos + 3);
+    std::string key = reference.substr(pos + 3, end - pos - 3);
+    key = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+    if (key == "key" || key == "key_file" || key == "bearer_token" || key == "token_env" || key == "default_route") {
+      EXPECT_NE(local.find(key), std::string::npos) << key << " (alternatives are shown commented in local.yaml)";
+    } else {
+      EXPECT_NE(production.find(key + ":"), std::string::npos) << key;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 60u);
+}
+
+TEST(Docs, ConfigurationReferenceIsCurrent) {
+  const std::string doc = read(kSourceDir / "docs/configuration.md");
+  EXPECT_NE(doc.find(configuration_reference_markdown()), std::string::npos)
+      << "docs/configuration.md is stale: regenerate its reference section with hbingest_config_reference";
+}
+
+}  // namespace
+}  // namespace hbingest::config

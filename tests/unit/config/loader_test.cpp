@@ -1,0 +1,393 @@
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "hbingest/config/loader.h"
+
+namespace hbingest::config {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Not;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+constexpr const char* kMinimal = R"(kafka:
+  bootstrap_servers: 127.0.0.1:19092
+  topics: [events]
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - event_types: [login, order]
+    table: events
+    preset: events
+)";
+
+std::vector<std::string> problems_of(std::string_view yaml) {
+  return try_load_config_text(yaml, "test.yaml").problems;
+}
+
+// A problem that names `needle` at line `line`.
+::testing::Matcher<std::string> problem_at(int line, const std::string& needle) {
+  return AllOf(HasSubstr("test.yaml:" + std::to_string(line) + ":"), HasSubstr(needle));
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("hbingest-config-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+TEST(Loader, MinimalConfigGetsDefaults) {
+  const Config c = load_config_text(kMinimal, "test.yaml");
+  EXPECT_EQ(c.kafka.bootstrap_servers, "127.0.0.1:19092");
+  EXPECT_EQ(c.kafka.topics, std::vector<std::string>{"events"});
+  EXPECT_EQ(c.kafka.group_id, "hbingest");
+  EXPECT_EQ(c.hbase.endpoints, std::vector<std::string>{"127.0.0.1:19090"});
+  EXPECT_EQ(c.writer.batch_max_bytes, 2u * 1024 * 1024);
+  EXPECT_EQ(c.table.ttl, 600000ms);
+  ASSERT_THAT(c.routes, SizeIs(1));
+  EXPECT_EQ(c.routes[0].preset, "events");
+  EXPECT_EQ(c.routes[0].key_source, "test.yaml:9");
+  EXPECT_EQ(c.routes[0].event_types, (std::vector<std::string>{"login", "order"}));
+  EXPECT_FALSE(c.default_route);
+}
+
+TEST(Loader, ReadsEveryType) {
+  const std::string yaml = std::string(kMinimal) + R"(writer:
+  writers: 8
+  batch_max_bytes: 4MiB
+  linger: 20ms
+  durability: ASYNC_WAL
+decode:
+  time_format: epoch_s
+  columns: both
+  kafka_time_fallback: false
+  ttl_field: ttl_ms
+hbase_extra_is_not_here: 1
+)";
+  auto result = try_load_config_text(yaml, "test.yaml");
+  EXPECT_THAT(result.problems, ElementsAre(problem_at(20, "hbase_extra_is_not_here: unknown key")));
+  const Config& c = result.config;
+  EXPECT_EQ(c.writer.writers, 8);
+  EXPECT_EQ(c.writer.batch_max_bytes, 4u * 1024 * 1024);
+  EXPECT_EQ(c.writer.linger, 20ms);
+  EXPECT_EQ(c.writer.durability, "ASYNC_WAL");
+  EXPECT_EQ(c.decode.time_format, TimeFormat::epoch_s);
+  EXPECT_EQ(c.decode.columns, ColumnsMode::both);
+  EXPECT_FALSE(c.decode.kafka_time_fallback);
+  EXPECT_EQ(c.decode.ttl_field, "ttl_ms");
+}
+
+TEST(Loader, ReportsEveryProblemAtOnceWithLocations) {
+  const auto problems = problems_of(R"(kafka:
+  bootstrap_server: 127.0.0.1:19092
+  topics: [events]
+  commit_interval: 5
+hbase:
+  endpoints: [nohost]
+  namespce: x
+writer:
+  writers: 0
+  batch_max_rows: many
+  linger: [1s]
+  durability: async_wal
+decode:
+  columns: cells
+routes:
+  - event_types: [login]
+    table: events
+    preset: events
+)");
+  EXPECT_THAT(problems, Contains(problem_at(2, "kafka.bootstrap_server: unknown key (did you mean 'bootstrap_servers'?)")));
+  EXPECT_THAT(problems, Contains(problem_at(2, "kafka.bootstrap_servers: missing required key")));
+  EXPECT_THAT(problems, Contains(problem_at(4, "kafka.commit_interval: invalid duration '5': missing unit")));
+  EXPECT_THAT(problems, Contains(problem_at(6, "hbase.endpoints[0]: 'nohost' is not host:port")));
+  EXPECT_THAT(problems, Contains(problem_at(7, "hbase.namespce: unknown key (did you mean 'namespace'?)")));
+  EXPECT_THAT(problems, Contains(problem_at(9, "writer.writers: must be between 1 and 256, got 0")));
+  EXPECT_THAT(problems, Contains(problem_at(10, "writer.batch_max_rows: expected an integer, got 'many'")));
+  EXPECT_THAT(problems, Contains(problem_at(11, "writer.linger: expected a duration, got a sequence")));
+  EXPECT_THAT(problems, Contains(problem_at(12, "writer.durability: 'async_wal' is not one of")));
+  EXPECT_THAT(problems, Contains(HasSubstr("(did you mean 'ASYNC_WAL'?)")));
+  EXPECT_THAT(problems, Contains(problem_at(14, "decode.columns: 'cells' is not one of fields, raw, both")));
+  EXPECT_THAT(problems, SizeIs(10));
+  try {
+    load_config_text("kafka: {}\n", "test.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_GE(e.problems().size(), 3u);
+    EXPECT_THAT(e.what(), HasSubstr("problems in config"));
+    for (const auto& p : e.problems()) EXPECT_THAT(p, HasSubstr("test.yaml:")) << p;
+  }
+}
+
+TEST(Loader, MissingSectionsAndEmptyFile) {
+  EXPECT_THAT(problems_of(""), ElementsAre(HasSubstr("the config is empty")));
+  const auto problems = problems_of("logging: {level: info}\n");
+  EXPECT_THAT(problems, Contains(problem_at(1, "kafka: missing required key")));
+  EXPECT_THAT(problems, Contains(problem_at(1, "hbase: missing required key")));
+  EXPECT_THAT(problems, Contains(HasSubstr("routes: no routes")));
+  EXPECT_THAT(problems_of("- a\n- b\n"), ElementsAre(HasSubstr("expected a mapping, got a sequence")));
+}
+
+TEST(Loader, MalformedYamlNamesLineAndColumn) {
+  const auto problems = problems_of("kafka:\n  topics: [a, b\nhbase: {}\n");
+  ASSERT_THAT(problems, SizeIs(1));
+  EXPECT_THAT(problems[0], AllOf(HasSubstr("test.yaml:"), HasSubstr("malformed YAML")));
+}
+
+TEST(Loader, DuplicateKeysRejected) {
+  const std::string yaml = std::string(kMinimal) + "logging:\n  level: info\n  level: debug\n";
+  EXPECT_THAT(problems_of(yaml), ElementsAre(problem_at(12, "logging.level: duplicate key")));
+}
+
+TEST(Loader, EnvAndFileSubstitution) {
+  TempDir dir;
+  dir.write("secrets/password", "s3cret\n");
+  ::setenv("HBINGEST_TEST_BROKER", "broker-1:9093", 1);
+  ::unsetenv("HBINGEST_TEST_MISSING");
+  const std::string yaml = R"(kafka:
+  bootstrap_servers: ${HBINGEST_TEST_BROKER}
+  topics: [events]
+  properties:
+    sasl.password: ${file:secrets/password}
+    sasl.username: user-$${literal}
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - {event_types: [login], table: events, preset: events}
+)";
+  const auto file = dir.write("config.yaml", yaml);
+  const Config c = load_config(file);
+  EXPECT_EQ(c.source, file);
+  EXPECT_EQ(c.kafka.bootstrap_servers, "broker-1:9093");
+  EXPECT_EQ(c.kafka.properties.at("sasl.password"), "s3cret");
+  EXPECT_EQ(c.kafka.properties.at("sasl.username"), "user-${literal}");
+
+  const auto bad = dir.write("bad.yaml", R"(kafka:
+  bootstrap_servers: ${HBINGEST_TEST_MISSING}
+  topics: [events]
+  properties:
+    sasl.password: ${file:secrets/nope}
+    ssl.key.password: ${unterminated
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - {event_types: [login], table: events, preset: events}
+)");
+  const auto problems = try_load_config(bad).problems;
+  const std::string source = bad.string();
+  EXPECT_THAT(problems, Contains(AllOf(HasSubstr(source + ":2:22: kafka.bootstrap_servers"),
+                                       HasSubstr("environment variable 'HBINGEST_TEST_MISSING' is not set"))));
+  EXPECT_THAT(problems, Contains(AllOf(HasSubstr(source + ":5:20: kafka.properties.sasl.password"),
+                                       HasSubstr("cannot read file"), HasSubstr("secrets/nope"))));
+  EXPECT_THAT(problems, Contains(AllOf(HasSubstr(source + ":6:"), HasSubstr("unterminated '${'"))));
+  EXPECT_THAT(try_load_config(dir.path() / "absent.yaml").problems,
+              ElementsAre(HasSubstr("cannot read the config file")));
+}
+
+TEST(Loader, BearerTokenOnlyFromSecretSources) {
+  TempDir dir;
+  dir.write("token", "tok-from-file\n");
+  ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
+  const auto load = [&](const std::string& http) {
+    const auto file = dir.write("c.yaml", std::string(kMinimal) + "http:\n" + http);
+    return try_load_config(file);
+  };
+  EXPECT_EQ(load("  bearer_token: ${HBINGEST_TEST_TOKEN}\n").config.http.bearer_token, "tok-from-env");
+  EXPECT_EQ(load("  token_env: HBINGEST_TEST_TOKEN\n").config.http.bearer_token, "tok-from-env");
+  EXPECT_EQ(load("  token_file: token\n").config.http.bearer_token, "tok-from-file");
+  EXPECT_THAT(load("  bearer_token: hunter2\n").problems,
+              ElementsAre(HasSubstr("http.bearer_token: a literal token in the config file is not allowed")));
+  EXPECT_THAT(load("  token_file: token\n  token_env: HBINGEST_TEST_TOKEN\n").problems,
+              ElementsAre(HasSubstr("set only one of bearer_token, token_file, token_env")));
+  EXPECT_THAT(load("  token_env: HBINGEST_TEST_NO_SUCH_VAR\n").problems,
+              ElementsAre(HasSubstr("'HBINGEST_TEST_NO_SUCH_VAR' is not set")));
+}
+
+TEST(Loader, KafkaPropertiesManagedByUsAreRejected) {
+  const std::string yaml = R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  properties:
+    enable.auto.commit: "true"
+    enable.auto.offset.store: "true"
+    group.id: other
+    fetch.max.bytes: "1048576"
+hbase:
+  endpoints: [h:9090]
+routes:
+  - {event_types: [login], table: events, preset: events}
+)";
+  const auto problems = problems_of(yaml);
+  EXPECT_THAT(problems, Contains(problem_at(5, "kafka.properties.enable.auto.commit: hbingest manages commits")));
+  EXPECT_THAT(problems, Contains(problem_at(6, "kafka.properties.enable.auto.offset.store: hbingest manages commits")));
+  EXPECT_THAT(problems, Contains(problem_at(7, "set kafka.group_id instead")));
+  EXPECT_THAT(problems, SizeIs(3));
+}
+
+TEST(Loader, RouteRules) {
+  const auto problems = problems_of(R"(kafka: {bootstrap_servers: "b:9092", topics: [events]}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - event_types: [login]
+    table: events
+  - event_types: [order, login]
+    table: events
+    preset: events
+    key_file: spec.yaml
+  - table: other
+    key: {components: []}
+  - event_types: [pay]
+    preset: events
+    preset_params: {buckets: "8"}
+  - not-a-mapping
+default_route:
+  event_types: [x]
+  table: rest
+  preset: events
+)");
+  EXPECT_THAT(problems, Contains(problem_at(4, "routes[0]: needs a key spec: set one of preset, key_file, key")));
+  EXPECT_THAT(problems, Contains(problem_at(6, "routes[1]: set only one of preset, key_file, key")));
+  EXPECT_THAT(problems, Contains(problem_at(6, "event type 'login' is already routed by routes[0]")));
+  EXPECT_THAT(problems, Contains(problem_at(10, "routes[2].event_types: a route must name at least one event type")));
+  EXPECT_THAT(problems, Contains(problem_at(12, "routes[3].table: missing required key")));
+  EXPECT_THAT(problems, Contains(problem_at(15, "routes[4]: expected a mapping, got a scalar")));
+  EXPECT_THAT(problems, Contains(HasSubstr("default_route.event_types: the default route takes every unrouted type")));
+  EXPECT_THAT(problems, Contains(HasSubstr("default_route: is never used: set dlq.unknown_type: default_route")));
+  EXPECT_THAT(problems, SizeIs(8));
+}
+
+TEST(Loader, InlineKeyKeepsYamlAndSource) {
+  const auto result = try_load_config_text(R"(kafka: {bootstrap_servers: "b:9092", topics: [events]}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - event_types: [login]
+    table: events
+    key:
+      salt: {buckets: 16}
+      components:
+        - {name: event, field: event_id}
+dlq: {unknown_type: default_route}
+default_route: {table: rest, key_file: keys/rest.yaml}
+)",
+                                           "test.yaml");
+  ASSERT_THAT(result.problems, SizeIs(0));
+  const RouteConfig& route = result.config.routes.at(0);
+  ASSERT_TRUE(route.key_yaml);
+  EXPECT_EQ(route.key_source, "test.yaml:7");
+  const YAML::Node key = YAML::Load(*route.key_yaml);
+  EXPECT_EQ(key["salt"]["buckets"].as<int>(), 16);
+  EXPECT_EQ(key["components"][0]["field"].as<std::string>(), "event_id");
+  ASSERT_TRUE(result.config.default_route);
+  EXPECT_EQ(*result.config.default_route->key_file, std::filesystem::current_path() / "keys/rest.yaml");
+}
+
+TEST(Loader, CrossFieldChecks) {
+  const std::string yaml = std::string(kMinimal) + R"(writer:
+  retry_initial_backoff: 20s
+  retry_max_backoff: 10s
+  batch_max_rows: 1000
+  max_inflight_rows: 500
+  max_inflight_rows_per_partition: 600
+  batch_max_bytes: 8MiB
+  max_inflight_bytes: 4MiB
+query: {default_limit: 50, max_limit: 10}
+table: {ttl: 1500ms}
+dlq: {unknown_type: default_route, topic: events}
+http: {listen: "localhost"}
+)";
+  const auto problems = problems_of(yaml);
+  EXPECT_THAT(problems, Contains(problem_at(11, "writer.retry_initial_backoff: (20s) is larger than writer.retry_max_backoff (10s)")));
+  EXPECT_THAT(problems, Contains(problem_at(14, "writer.max_inflight_rows: (500) is below writer.batch_max_rows (1000)")));
+  EXPECT_THAT(problems, Contains(problem_at(15, "writer.max_inflight_rows_per_partition: (600) is above")));
+  EXPECT_THAT(problems, Contains(problem_at(17, "writer.max_inflight_bytes: (4MiB) is below writer.batch_max_bytes (8MiB)")));
+  EXPECT_THAT(problems, Contains(problem_at(18, "query.default_limit: (50) is above query.max_limit (10)")));
+  EXPECT_THAT(problems, Contains(problem_at(19, "table.ttl: HBase family TTLs are whole seconds")));
+  EXPECT_THAT(problems, Contains(problem_at(20, "dlq.unknown_type: is default_route but no default_route")));
+  EXPECT_THAT(problems, Contains(problem_at(20, "dlq.topic: 'events' is also consumed")));
+  EXPECT_THAT(problems, Contains(problem_at(21, "http.listen: 'localhost' is not host:port")));
+  EXPECT_THAT(problems, SizeIs(9));
+}
+
+TEST(Loader, RegexTopicMustBeAlone) {
+  const std::string yaml = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events-.*", other]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+)";
+  EXPECT_THAT(problems_of(yaml), ElementsAre(problem_at(1, "kafka.topics: a \"^regex\" subscription must be the only entry")));
+}
+
+TEST(EffectiveConfig, PrintsEveryOptionAndRoundTrips) {
+  ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
+  auto base = try_load_config_text(std::string(kMinimal) + R"(  - event_types: [pay]
+    table: pay
+    key:
+      components: [{name: e, field: event_id}]
+writer: {retry_max_backoff: 1m30s, batch_max_bytes: 3MiB}
+)", "test.yaml");
+  ASSERT_THAT(base.problems, SizeIs(0));
+  const std::string effective = effective_config_yaml(base.config);
+  for (const char* key : {"bootstrap_servers:", "statistics_interval: 5s", "namespace: default", "retry_max_backoff: 1m30s",
+                          "batch_max_bytes: 3MiB", "max_inflight_bytes: 256MiB", "time_format: auto",
+                          "cell_timestamp: event_time", "ttl: 10m", "unknown_type: dlq", "listen:",
+                          "max_concurrent_queries: 8", "default_limit: 1000", "format: text",
+                          "shutdown_deadline: 30s", "preset: events", "components:"}) {
+    EXPECT_THAT(effective, HasSubstr(key)) << effective;
+  }
+  const auto again = try_load_config_text(effective, "effective.yaml");
+  ASSERT_THAT(again.problems, SizeIs(0)) << effective;
+  EXPECT_EQ(effective_config_yaml(again.config), effective);
+  EXPECT_EQ(again.config.writer.retry_max_backoff, 90000ms);
+  EXPECT_EQ(again.config.routes.at(1).key_yaml.has_value(), true);
+}
+
+TEST(EffectiveConfig, RedactsSecrets) {
+  ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
+  ::setenv("HBINGEST_TEST_PASSWORD", "pw-value", 1);
+  const auto result = try_load_config_text(std::string(kMinimal) + R"(http: {bearer_token: "${HBINGEST_TEST_TOKEN}"}
+dlq:
+  properties: {sasl.password: "${HBINGEST_TEST_PASSWORD}", linger.ms: "5"}
+)", "test.yaml");
+  ASSERT_THAT(result.problems, SizeIs(0));
+  Config config = result.config;
+  config.kafka.properties["sasl.jaas.config"] = "jaas-value";
+  config.kafka.properties["ssl.key.password"] = "key-pw-value";
+  config.kafka.properties["sasl.oauthbearer.client.secret"] = "oauth-value";
+  config.kafka.properties["security.protocol"] = "SASL_SSL";
+  const std::string effective = effective_config_yaml(config);
+  for (const char* secret : {"tok-from-env", "pw-value", "jaas-value", "key-pw-value", "oauth-value"}) {
+    EXPECT_THAT(effective, Not(HasSubstr(secret)));
+  }
+  const YAML::Node node = YAML::Load(effective);
+  EXPECT_EQ(node["http"]["bearer_token"].as<std::string>(), "***");
+  EXPECT_EQ(node["dlq"]["properties"]["sasl.password"].as<std::string>(), "***");
+  EXPECT_EQ(node["dlq"]["properties"]["linger.ms"].as<std::string>(), "5");
+  EXPECT_EQ(node["kafka"]["properties"]["security.protocol"].as<std::string>(), "SASL_SSL");
+}
+
+}  // namespace
+}  // namespace hbingest::config
