@@ -1,5 +1,7 @@
 #include "hbingest/daemon/query_service.h"
 
+#include <set>
+
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/daemon/connector_options.h"
 
@@ -42,12 +44,23 @@ query::EngineOptions engine_options(const config::QueryConfig& query) {
   return options;
 }
 
+// Only the raw mode has a fixed set of qualifiers; field columns are whatever the events carry.
+std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig& decode) {
+  if (decode.columns == config::ColumnsMode::raw) return std::set<std::string>{decode.raw_qualifier};
+  return std::nullopt;
+}
+
 }  // namespace
+
+http::HttpServerOptions http_server_options(const config::HttpConfig& http) {
+  return http::HttpServerOptions{http.listen, http.max_concurrent_queries + 2};
+}
 
 struct QueryService::Impl {
   Impl(const config::Config& config, const Router& router_ref, metrics::Registry* registry)
       : router(router_ref),
         family(config.decode.family),
+        qualifiers(known_qualifiers(config.decode)),
         scanners(connectors::make_thrift2_scanner_factory(thrift2_options(config.hbase), config.query.concurrency)),
         observer(registry ? std::make_unique<QueryMetrics>(*registry) : nullptr),
         engine(*scanners, engine_options(config.query), observer.get()),
@@ -60,13 +73,14 @@ struct QueryService::Impl {
   }
 
   std::optional<query::EventRoute> lookup(std::string_view event_id) const {
-    if (!router.has_explicit_route(event_id)) return std::nullopt;
-    const Route* route = router.route(event_id);
-    return query::EventRoute{route->table, specs.at(route), family, std::nullopt};
+    const Route* route = router.route(event_id);  // falls back to the default route
+    if (route == nullptr) return std::nullopt;
+    return query::EventRoute{route->table, specs.at(route), family, qualifiers};
   }
 
   const Router& router;
   std::string family;
+  std::optional<std::set<std::string>> qualifiers;
   std::map<const Route*, std::shared_ptr<const keyspec::KeySpec>> specs;
   // Destruction order matters: the handler uses the engine, the engine the scanner pool.
   std::unique_ptr<connectors::Thrift2ScannerFactory> scanners;

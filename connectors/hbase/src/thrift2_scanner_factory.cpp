@@ -1,6 +1,7 @@
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <spdlog/spdlog.h>
 
@@ -27,46 +28,87 @@ std::string reversed_stop_row(const std::string& start) {
   return stop;
 }
 
+// Connections per endpoint, at most `max_connections` in all. A scanner borrows one for each call
+// only: HBase's Thrift2 server keeps scanners server-wide, not per connection, so a time-ordered
+// merge can keep all n bucket scanners open while only `max_connections` calls run at once.
 class ConnectionPool {
  public:
-  ConnectionPool(const Thrift2Options& options, int size) {
-    for (int i = 0; i < size; ++i) {
-      idle_.push_back(std::make_unique<Thrift2Connection>(options, static_cast<std::size_t>(i)));
-    }
-  }
+  ConnectionPool(const Thrift2Options& options, int max_connections)
+      : options_(options), max_connections_(static_cast<std::size_t>(max_connections)) {}
 
-  std::unique_ptr<Thrift2Connection> acquire() {
-    std::unique_lock lock(mutex_);
-    available_.wait(lock, [&] { return !idle_.empty(); });
-    auto connection = std::move(idle_.back());
-    idle_.pop_back();
-    return connection;
-  }
+  class Lease {
+   public:
+    Lease(ConnectionPool& pool, std::size_t endpoint) : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint)) {}
+    ~Lease() { pool_.release(endpoint_, std::move(connection_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Thrift2Connection& operator*() { return *connection_; }
+    Thrift2Connection* operator->() { return connection_.get(); }
 
-  void release(std::unique_ptr<Thrift2Connection> connection) {
-    {
-      std::lock_guard lock(mutex_);
-      idle_.push_back(std::move(connection));
-    }
-    available_.notify_one();
-  }
+   private:
+    ConnectionPool& pool_;
+    std::size_t endpoint_;
+    std::unique_ptr<Thrift2Connection> connection_;
+  };
+
+  std::size_t endpoints() const { return options_.endpoints.size(); }
+  std::size_t next_endpoint() { return next_endpoint_++ % options_.endpoints.size(); }
 
  private:
+  std::unique_ptr<Thrift2Connection> acquire(std::size_t endpoint) {
+    std::unique_lock lock(mutex_);
+    available_.wait(lock, [&] { return !idle_[endpoint].empty() || total_ < max_connections_ || any_idle(); });
+    if (!idle_[endpoint].empty()) {
+      auto connection = std::move(idle_[endpoint].back());
+      idle_[endpoint].pop_back();
+      return connection;
+    }
+    if (total_ >= max_connections_) drop_one_idle();  // make room: close a connection to another endpoint
+    ++total_;
+    Thrift2Options single = options_;
+    single.endpoints = {options_.endpoints[endpoint]};  // affinity: a scanner lives on one server
+    return std::make_unique<Thrift2Connection>(std::move(single));
+  }
+
+  void release(std::size_t endpoint, std::unique_ptr<Thrift2Connection> connection) {
+    {
+      std::lock_guard lock(mutex_);
+      idle_[endpoint].push_back(std::move(connection));
+    }
+    available_.notify_all();
+  }
+
+  bool any_idle() const {
+    for (const auto& [endpoint, idle] : idle_) {
+      if (!idle.empty()) return true;
+    }
+    return false;
+  }
+
+  void drop_one_idle() {
+    for (auto& [endpoint, idle] : idle_) {
+      if (!idle.empty()) {
+        idle.pop_back();
+        --total_;
+        return;
+      }
+    }
+  }
+
+  Thrift2Options options_;
+  std::size_t max_connections_;
   std::mutex mutex_;
   std::condition_variable available_;
-  std::vector<std::unique_ptr<Thrift2Connection>> idle_;
+  std::map<std::size_t, std::vector<std::unique_ptr<Thrift2Connection>>> idle_;
+  std::size_t total_ = 0;
+  std::atomic<std::size_t> next_endpoint_{0};
 };
 
 class Thrift2RowScanner final : public RowScanner {
  public:
   Thrift2RowScanner(ConnectionPool& pool, std::atomic<std::size_t>& open_count, const ScanRequest& request)
-      : pool_(pool), open_count_(open_count), request_(request), connection_(pool.acquire()) {
-    try {
-      open();
-    } catch (...) {
-      pool_.release(std::move(connection_));
-      throw;
-    }
+      : pool_(pool), open_count_(open_count), request_(request) {
+    open();
   }
 
   ~Thrift2RowScanner() override { close(); }
@@ -75,8 +117,11 @@ class Thrift2RowScanner final : public RowScanner {
     std::vector<ScannedRow> rows;
     while (!exhausted_ && rows.empty()) {
       std::vector<gen::TResult> results;
-      connection_->call("getScannerRows",
-                        [&](auto& client) { client.getScannerRows(results, scanner_id_, request_.chunk_rows); });
+      {
+        ConnectionPool::Lease connection(pool_, endpoint_);
+        connection->call("getScannerRows",
+                         [&](auto& client) { client.getScannerRows(results, scanner_id_, request_.chunk_rows); });
+      }
       if (results.empty()) {
         exhausted_ = true;
         break;
@@ -92,18 +137,16 @@ class Thrift2RowScanner final : public RowScanner {
   }
 
   void close() noexcept override {
-    if (!connection_) return;
-    if (scanner_open_) {
-      scanner_open_ = false;
-      --open_count_;
-      try {
-        connection_->call("closeScanner", [&](auto& client) { client.closeScanner(scanner_id_); });
-      } catch (const std::exception& e) {
-        // The server expires abandoned scanners after its lease timeout; say so and move on.
-        spdlog::warn("closing HBase scanner {} failed (the server will expire it): {}", scanner_id_, e.what());
-      }
+    if (!scanner_open_) return;
+    scanner_open_ = false;
+    --open_count_;
+    try {
+      ConnectionPool::Lease connection(pool_, endpoint_);
+      connection->call("closeScanner", [&](auto& client) { client.closeScanner(scanner_id_); });
+    } catch (const std::exception& e) {
+      // The server expires abandoned scanners after its lease timeout; say so and move on.
+      spdlog::warn("closing HBase scanner {} failed (the server will expire it): {}", scanner_id_, e.what());
     }
-    pool_.release(std::move(connection_));
   }
 
  private:
@@ -125,7 +168,17 @@ class Thrift2RowScanner final : public RowScanner {
       for (const auto& column : request_.columns) columns.push_back(to_thrift_column(column));
       scan.__set_columns(std::move(columns));
     }
-    scanner_id_ = connection_->call("openScanner", [&](auto& client) { return client.openScanner(request_.table, scan); });
+    // No scanner exists yet, so a transport failure may move on to the next endpoint.
+    for (std::size_t attempt = 0;; ++attempt) {
+      endpoint_ = pool_.next_endpoint();
+      try {
+        ConnectionPool::Lease connection(pool_, endpoint_);
+        scanner_id_ = connection->call("openScanner", [&](auto& client) { return client.openScanner(request_.table, scan); });
+        break;
+      } catch (const HBaseError& e) {
+        if (!e.retriable() || attempt + 1 >= pool_.endpoints()) throw;
+      }
+    }
     scanner_open_ = true;
     ++open_count_;
   }
@@ -144,7 +197,7 @@ class Thrift2RowScanner final : public RowScanner {
   ConnectionPool& pool_;
   std::atomic<std::size_t>& open_count_;
   ScanRequest request_;
-  std::unique_ptr<Thrift2Connection> connection_;  // returned to the pool by close()
+  std::size_t endpoint_ = 0;
   std::int32_t scanner_id_ = 0;
   bool scanner_open_ = false;
   bool exhausted_ = false;

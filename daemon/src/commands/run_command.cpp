@@ -141,7 +141,7 @@ int run_command(const Args& args) {
   std::unique_ptr<http::HttpServer> server;
   if (config.http.enabled) {
     queries = std::make_unique<QueryService>(config, router, &registry);
-    server = std::make_unique<http::HttpServer>(http::HttpServerOptions{config.http.listen, 8});
+    server = std::make_unique<http::HttpServer>(http_server_options(config.http));
     queries->mount(*server);
     mount_service_endpoints(*server, registry, [&] { return ingest_readiness(pipeline.stats(), writers); });
     server->start();

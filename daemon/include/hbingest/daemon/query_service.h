@@ -16,6 +16,10 @@
 
 namespace hbingest::daemon {
 
+// Handler threads: one per concurrent query, plus two so /healthz and /metrics answer while every
+// query slot is busy.
+http::HttpServerOptions http_server_options(const config::HttpConfig& http);
+
 class QueryService {
  public:
   // `registry` may be null (CLI): then no query metrics are recorded.

@@ -1,7 +1,8 @@
 #pragma once
 // ScannerFactory over the HBase Thrift2 gateway: openScanner + getScannerRows + closeScanner on a
-// bounded pool of connections. Each open RowScanner holds one connection until it is closed, so at
-// most `max_connections` scans are open at once; open() blocks for a free connection.
+// bounded pool of connections. A scanner borrows a connection per call (to the endpoint it was
+// opened on), so any number of scanners may be open while at most `max_connections` calls run.
+// The factory must outlive its scanners.
 
 #include <atomic>
 #include <memory>

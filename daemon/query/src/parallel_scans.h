@@ -1,0 +1,70 @@
+#pragma once
+// ParallelScans: n ranges fetched by a bounded set of worker threads into bounded queues.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "scan_source.h"
+
+namespace hbingest::query::detail {
+
+// Workers pick the ready range with the emptiest queue (lowest index on ties), open its scanner on
+// first use and fetch one chunk at a time, so min(n, concurrency) threads serve any number of
+// ranges and no range runs more than `prefetch_chunks` ahead of the merge. Only ranges with index
+// below (first range not yet finished) + `window` are started: key-order merges pass the
+// concurrency so that ranges far ahead are never opened when a limit ends the query early.
+//
+// The destructor cancels, joins every worker, then closes the scanners still open.
+class ParallelScans final : public ScanSource {
+ public:
+  ParallelScans(std::vector<connectors::ScanRequest> requests, ScannerOpener opener, int concurrency,
+                int prefetch_chunks, std::size_t window, Clock::time_point deadline);
+  ~ParallelScans() override;
+  ParallelScans(const ParallelScans&) = delete;
+  ParallelScans& operator=(const ParallelScans&) = delete;
+
+  std::vector<connectors::ScannedRow> next(std::size_t i) override;
+  void finished(std::size_t i) override;
+  std::size_t opened() const override;
+
+ private:
+  struct Range {
+    connectors::ScanRequest request;
+    std::unique_ptr<connectors::RowScanner> scanner;  // touched only by the worker holding in_flight
+    std::deque<std::vector<connectors::ScannedRow>> queue;
+    bool in_flight = false;
+    bool exhausted = false;
+    bool finished = false;  // the merge is done with it
+  };
+
+  void work();
+  // Index of the range a worker should fetch next, or ranges_.size() when none is ready.
+  std::size_t pick_locked() const;
+  bool all_done_locked() const;
+  void cancel_locked();
+
+  ScannerOpener opener_;
+  std::size_t prefetch_;
+  std::size_t window_;
+  Clock::time_point deadline_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_cv_;   // workers: a range became ready, or stop
+  std::condition_variable ready_cv_;  // merge: a chunk arrived, a range ended, or an error
+  std::vector<Range> ranges_;
+  std::size_t first_unfinished_ = 0;
+  std::size_t opened_ = 0;
+  bool cancelled_ = false;
+  std::exception_ptr error_;
+
+  // Last member: the workers stop and are joined (in the destructor) before anything above goes.
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace hbingest::query::detail

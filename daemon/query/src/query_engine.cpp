@@ -1,0 +1,262 @@
+#include "hbingest/query/query_engine.h"
+
+#include <algorithm>
+#include <queue>
+#include <string_view>
+#include <utility>
+
+#include "counted_scanner.h"
+#include "parallel_scans.h"
+#include "serial_scans.h"
+
+namespace hbingest::query {
+
+namespace {
+
+using detail::Clock;
+
+// A range's current chunk and read position, as seen by the merge.
+struct Cursor {
+  std::vector<connectors::ScannedRow> chunk;
+  std::size_t pos = 0;
+  std::optional<keyspec::SortKey> last;  // to catch a scan that is not in time order
+  std::string last_key;
+};
+
+struct HeapEntry {
+  keyspec::SortKey sort;
+  std::string_view key;  // points into the cursor's chunk; valid until that entry is popped
+  std::size_t range;
+};
+
+// Orders the heap so that top() is the next row to emit: smallest first for asc, largest for desc.
+// The row key breaks ties between equal (time, partition, offset) so the order is total.
+struct HeapAfter {
+  bool desc;
+  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+    const auto ka = std::tie(a.sort, a.key, a.range);
+    const auto kb = std::tie(b.sort, b.key, b.range);
+    return desc ? ka < kb : ka > kb;
+  }
+};
+
+// Drives one query's merge over a ScanSource and hands rows to the callback.
+class Merger {
+ public:
+  Merger(const Query& query, const std::vector<keyspec::ScanRange>& ranges, detail::ScanSource& source,
+         const QueryEngine::RowCallback& on_row)
+      : query_(query), ranges_(ranges), source_(source), on_row_(on_row), event_component_(query.spec->event_component()) {}
+
+  void merge_by_time() {
+    cursors_.resize(ranges_.size());
+    std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapAfter> heap(HeapAfter{query_.order == Order::desc});
+    for (std::size_t i = 0; i < ranges_.size(); ++i) {
+      if (auto entry = head(i)) heap.push(*entry);
+    }
+    while (!heap.empty()) {
+      if (limit_reached()) {
+        stats_.truncated = true;
+        return;
+      }
+      const std::size_t i = heap.top().range;
+      heap.pop();
+      emit(i);
+      if (auto entry = head(i)) heap.push(*entry);
+    }
+  }
+
+  // Ranges arrive in consumption order already (reversed for desc).
+  void merge_by_key() {
+    cursors_.resize(ranges_.size());
+    for (std::size_t i = 0; i < ranges_.size(); ++i) {
+      while (fill(i)) {
+        if (limit_reached()) {
+          stats_.truncated = true;
+          return;
+        }
+        emit(i);
+      }
+    }
+  }
+
+  QueryStats& stats() { return stats_; }
+
+ private:
+  bool limit_reached() const { return query_.limit != 0 && stats_.rows >= query_.limit; }
+
+  // Makes sure cursor i points at a row; false (and the range released) when it is exhausted.
+  bool fill(std::size_t i) {
+    Cursor& cursor = cursors_[i];
+    while (cursor.pos >= cursor.chunk.size()) {
+      cursor.chunk = source_.next(i);
+      cursor.pos = 0;
+      if (cursor.chunk.empty()) {
+        source_.finished(i);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::optional<HeapEntry> head(std::size_t i) {
+    if (!fill(i)) return std::nullopt;
+    Cursor& cursor = cursors_[i];
+    const std::string& key = cursor.chunk[cursor.pos].row;
+    const auto sort = query_.spec->sort_key(key);
+    if (!sort) {
+      throw QueryError("key spec '" + std::string(query_.spec->source_name()) +
+                       "' has no time component: merge by time is impossible, merge by key instead");
+    }
+    if (cursor.last) {
+      const auto prev = std::tie(*cursor.last, cursor.last_key);
+      const auto cur = std::tie(*sort, key);
+      if (query_.order == Order::desc ? cur > prev : cur < prev) {
+        throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) +
+                         ") of table " + query_.table +
+                         " returned rows out of time order: the plan must fix the components before time "
+                         "(query by event), or merge by key");
+      }
+    }
+    cursor.last = *sort;
+    cursor.last_key = key;
+    return HeapEntry{*sort, key, i};
+  }
+
+  void emit(std::size_t i) {
+    Cursor& cursor = cursors_[i];
+    connectors::ScannedRow& row = cursor.chunk[cursor.pos++];
+    ResultRow out;
+    out.parts = query_.spec->decode(row.row);
+    out.key = std::move(row.row);
+    out.cells = std::move(row.cells);
+    out.bucket = ranges_[i].bucket;
+    out.event_component = event_component_;
+    ++stats_.rows;
+    on_row_(std::move(out));
+  }
+
+  const Query& query_;
+  const std::vector<keyspec::ScanRange>& ranges_;
+  detail::ScanSource& source_;
+  const QueryEngine::RowCallback& on_row_;
+  std::optional<std::string> event_component_;
+  std::vector<Cursor> cursors_;
+  QueryStats stats_;
+};
+
+QueryOutcome classify(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(std::move(error));
+  } catch (const QueryTimeout&) {
+    return QueryOutcome::timeout;
+  } catch (const connectors::HBaseError&) {
+    return QueryOutcome::hbase_error;
+  } catch (...) {
+    return QueryOutcome::error;
+  }
+}
+
+}  // namespace
+
+QueryEngine::QueryEngine(connectors::ScannerFactory& factory, EngineOptions options, QueryObserver* observer)
+    : factory_(factory), options_(options), observer_(observer) {
+  if (options_.concurrency < 1 || options_.chunk_rows < 1 || options_.prefetch_chunks < 1) {
+    throw std::invalid_argument("query engine: concurrency, chunk_rows and prefetch_chunks must be >= 1 (got " +
+                                std::to_string(options_.concurrency) + ", " + std::to_string(options_.chunk_rows) +
+                                ", " + std::to_string(options_.prefetch_chunks) + ")");
+  }
+}
+
+std::vector<keyspec::ScanRange> QueryEngine::plan(const Query& query) const {
+  if (!query.spec) throw QueryError("query on table '" + query.table + "' has no key spec");
+  if (query.full_table_splits) {
+    if (query.merge != MergeBy::key) {
+      throw QueryError("a full-table query mixes event types in each split: it can only merge by key");
+    }
+    if (query.event_id || query.from_ms || query.to_ms) {
+      throw QueryError("a full-table query takes no event id or time range");
+    }
+    return query.spec->plan_full_table(*query.full_table_splits);
+  }
+  if (query.from_ms && query.to_ms && *query.from_ms >= *query.to_ms) {
+    throw QueryError("empty time range: from (" + std::to_string(*query.from_ms) + ") must be before to (" +
+                     std::to_string(*query.to_ms) + ")");
+  }
+  keyspec::PlanRequest request;
+  if (query.event_id) {
+    const auto component = query.spec->event_component();
+    if (!component) {
+      throw QueryError("key spec '" + std::string(query.spec->source_name()) + "' has no event component");
+    }
+    request.equals.emplace(*component, *query.event_id);
+  }
+  request.from_ms = query.from_ms;
+  request.to_ms = query.to_ms;
+  return query.spec->plan(request);
+}
+
+QueryResult QueryEngine::run(const Query& query, const QueryOptions& options) {
+  QueryResult result;
+  result.stats = execute(query, options, [&](ResultRow&& row) { result.rows.push_back(std::move(row)); });
+  return result;
+}
+
+QueryStats QueryEngine::stream(const Query& query, const QueryOptions& options, const RowCallback& on_row) {
+  return execute(query, options, on_row);
+}
+
+QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options, const RowCallback& on_row) {
+  const auto started = Clock::now();
+  const auto deadline = started + options.deadline.value_or(options_.deadline);
+  auto report = [&](QueryOutcome outcome, std::size_t rows) {
+    if (observer_) {
+      observer_->on_query(outcome, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started), rows);
+    }
+  };
+  try {
+    auto ranges = plan(query);
+    if (query.merge == MergeBy::key && query.order == Order::desc) std::reverse(ranges.begin(), ranges.end());
+
+    std::vector<connectors::ScanRequest> requests;
+    requests.reserve(ranges.size());
+    for (const auto& range : ranges) {
+      requests.push_back(connectors::ScanRequest{.table = query.table,
+                                                 .start_row = range.start,
+                                                 .stop_row = range.stop,
+                                                 .columns = query.columns,
+                                                 .chunk_rows = options_.chunk_rows,
+                                                 .reversed = query.order == Order::desc});
+    }
+    detail::ScannerOpener opener = [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {
+      return std::make_unique<detail::CountedScanner>(factory_.open(request), open_scanners_, observer_);
+    };
+
+    std::unique_ptr<detail::ScanSource> source;
+    if (options.serial) {
+      source = std::make_unique<detail::SerialScans>(std::move(requests), std::move(opener), deadline);
+    } else {
+      const std::size_t window = query.merge == MergeBy::key ? static_cast<std::size_t>(options_.concurrency) : ranges.size();
+      source = std::make_unique<detail::ParallelScans>(std::move(requests), std::move(opener), options_.concurrency,
+                                                       options_.prefetch_chunks, window, deadline);
+    }
+    Merger merger(query, ranges, *source, on_row);
+    if (query.merge == MergeBy::time) {
+      merger.merge_by_time();
+    } else {
+      merger.merge_by_key();
+    }
+    QueryStats stats = merger.stats();
+    stats.scans = ranges.size();
+    stats.scans_opened = source->opened();
+    // Cancels pending scans and closes the open ones before the query counts as done.
+    source.reset();
+    stats.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    report(QueryOutcome::ok, stats.rows);
+    return stats;
+  } catch (...) {
+    report(classify(std::current_exception()), 0);
+    throw;
+  }
+}
+
+}  // namespace hbingest::query

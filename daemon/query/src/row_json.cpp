@@ -1,0 +1,48 @@
+#include "hbingest/query/row_json.h"
+
+namespace hbingest::query {
+
+namespace {
+
+std::string to_hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0x0f];
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json row_to_json(const ResultRow& row) {
+  nlohmann::json out = nlohmann::json::object();
+  out["key"] = to_hex(row.key);
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& part : row.parts) {
+    parts[part.name] = part.text;
+    if (row.event_component && part.name == *row.event_component) {
+      out["event_id"] = part.text;
+    } else if (part.type == "salt" && part.number) {
+      out["salt"] = *part.number;
+    } else if (part.type == "time") {
+      out["time"] = part.text;
+      if (part.number) out["time_ms"] = *part.number;
+    } else if ((part.type == "partition" || part.type == "offset") && part.number) {
+      out[part.type] = *part.number;
+    }
+  }
+  out["parts"] = std::move(parts);
+  nlohmann::json columns = nlohmann::json::object();
+  for (const auto& cell : row.cells) columns[cell.family + ":" + cell.qualifier] = cell.value;
+  out["columns"] = std::move(columns);
+  return out;
+}
+
+std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace hbingest::query

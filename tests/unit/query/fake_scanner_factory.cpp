@@ -1,0 +1,86 @@
+#include "fake_scanner_factory.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace hbingest::query::testing {
+
+namespace {
+
+bool column_selected(const std::vector<std::string>& columns, const connectors::ScannedCell& cell) {
+  if (columns.empty()) return true;
+  return std::any_of(columns.begin(), columns.end(), [&](const std::string& c) {
+    return c == cell.family || c == cell.family + ":" + cell.qualifier;
+  });
+}
+
+}  // namespace
+
+// The rows of the range are copied at open time, like a server-side snapshot.
+class FakeScanner final : public connectors::RowScanner {
+ public:
+  FakeScanner(FakeScannerFactory& factory, connectors::ScanRequest request, std::vector<connectors::ScannedRow> rows)
+      : factory_(factory), request_(std::move(request)), rows_(std::move(rows)) {}
+  ~FakeScanner() override { close(); }
+
+  std::vector<connectors::ScannedRow> next_chunk() override {
+    if (closed_) throw std::logic_error("fake scanner: next_chunk after close");
+    if (factory_.on_next) factory_.on_next(request_, calls_);
+    ++calls_;
+    std::vector<connectors::ScannedRow> chunk;
+    while (pos_ < rows_.size() && chunk.size() < static_cast<std::size_t>(request_.chunk_rows)) {
+      chunk.push_back(rows_[pos_++]);
+    }
+    return chunk;
+  }
+
+  void close() noexcept override {
+    if (closed_) return;
+    closed_ = true;
+    --factory_.open_now_;
+  }
+
+ private:
+  FakeScannerFactory& factory_;
+  connectors::ScanRequest request_;
+  std::vector<connectors::ScannedRow> rows_;
+  std::size_t pos_ = 0;
+  int calls_ = 0;
+  bool closed_ = false;
+};
+
+void FakeScannerFactory::put(const std::string& table, std::string row, std::vector<connectors::ScannedCell> cells) {
+  tables_[table][std::move(row)] = std::move(cells);
+}
+
+std::unique_ptr<connectors::RowScanner> FakeScannerFactory::open(const connectors::ScanRequest& request) {
+  if (on_open) on_open(request);
+  if (request.chunk_rows < 1) throw std::invalid_argument("fake scanner: chunk_rows < 1");
+  std::vector<connectors::ScannedRow> rows;
+  if (const auto table = tables_.find(request.table); table != tables_.end()) {
+    auto it = table->second.lower_bound(request.start_row);
+    const auto end = request.stop_row.empty() ? table->second.end() : table->second.lower_bound(request.stop_row);
+    for (; it != end && (request.stop_row.empty() || it->first < request.stop_row); ++it) {
+      connectors::ScannedRow row{.row = it->first, .cells = {}};
+      for (const auto& cell : it->second) {
+        if (column_selected(request.columns, cell)) row.cells.push_back(cell);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  if (request.reversed) std::reverse(rows.begin(), rows.end());
+  {
+    const std::lock_guard lock(mutex_);
+    opened_starts_.push_back(request.start_row);
+  }
+  ++open_now_;
+  ++opened_total_;
+  return std::make_unique<FakeScanner>(*this, request, std::move(rows));
+}
+
+std::vector<std::string> FakeScannerFactory::opened_starts() const {
+  const std::lock_guard lock(mutex_);
+  return opened_starts_;
+}
+
+}  // namespace hbingest::query::testing

@@ -1,0 +1,46 @@
+#pragma once
+// An in-memory ScannerFactory for the query tests: one sorted map per table, honouring start/stop,
+// reversed, columns and chunk_rows, with hooks to inject errors and delays and counters of the
+// scanners it handed out.
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hbingest/connectors/scanner.h"
+
+namespace hbingest::query::testing {
+
+class FakeScannerFactory final : public connectors::ScannerFactory {
+ public:
+  // Hooks run on the thread that opens / fetches. They may throw (e.g. HBaseError) or sleep.
+  // Set them before running queries.
+  std::function<void(const connectors::ScanRequest&)> on_open;
+  // `call` counts next_chunk calls of that scanner from 0.
+  std::function<void(const connectors::ScanRequest&, int call)> on_next;
+
+  void put(const std::string& table, std::string row, std::vector<connectors::ScannedCell> cells);
+
+  std::unique_ptr<connectors::RowScanner> open(const connectors::ScanRequest& request) override;
+
+  int open_now() const { return open_now_.load(); }
+  int opened_total() const { return opened_total_.load(); }
+  // start_row of every scanner opened, in opening order.
+  std::vector<std::string> opened_starts() const;
+
+ private:
+  friend class FakeScanner;
+  using Table = std::map<std::string, std::vector<connectors::ScannedCell>>;
+
+  std::map<std::string, Table> tables_;  // filled before queries; read-only while they run
+  std::atomic<int> open_now_{0};
+  std::atomic<int> opened_total_{0};
+  mutable std::mutex mutex_;
+  std::vector<std::string> opened_starts_;
+};
+
+}  // namespace hbingest::query::testing
