@@ -1,8 +1,9 @@
 #include "hbingest/daemon/event_decoder.h"
 
 #include <charconv>
-#include <chrono>
 #include <simdjson.h>
+
+#include "hbingest/keyspec/time_text.h"
 
 namespace hbingest::daemon {
 
@@ -13,15 +14,6 @@ using simdjson::dom::element_type;
 
 // Numbers below this are epoch seconds in `auto` mode: 1e11 ms is 1973, 1e11 s is year 5138.
 constexpr std::int64_t kAutoSecondsBelow = 100'000'000'000;
-
-int digits(std::string_view text, std::size_t pos, std::size_t count) {
-  int value = 0;
-  for (std::size_t i = pos; i < pos + count; ++i) {
-    if (i >= text.size() || text[i] < '0' || text[i] > '9') return -1;
-    value = value * 10 + (text[i] - '0');
-  }
-  return value;
-}
 
 std::string scalar_text(const element& value) {
   switch (value.type()) {
@@ -48,49 +40,6 @@ std::string scalar_text(const element& value) {
 }
 
 }  // namespace
-
-std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)
-  if (text.size() < 20) return std::nullopt;
-  const int year = digits(text, 0, 4), month = digits(text, 5, 2), day = digits(text, 8, 2);
-  const int hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 ||
-      minute > 59 || second < 0 || second > 60 || text[4] != '-' || text[7] != '-' ||
-      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' || text[16] != ':') {
-    return std::nullopt;
-  }
-  std::size_t pos = 19;
-  std::int64_t millis = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    int scale = 100;
-    const std::size_t start = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      millis += (text[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return std::nullopt;
-  }
-  std::int64_t offset_minutes = 0;
-  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
-    ++pos;
-  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') && text[pos + 3] == ':') {
-    const int oh = digits(text, pos + 1, 2), om = digits(text, pos + 4, 2);
-    if (oh < 0 || om < 0) return std::nullopt;
-    offset_minutes = (text[pos] == '-' ? -1 : 1) * (oh * 60 + om);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != text.size()) return std::nullopt;
-  const std::chrono::year_month_day date{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
-                                         std::chrono::day{static_cast<unsigned>(day)}};
-  if (!date.ok()) return std::nullopt;
-  const auto days = std::chrono::sys_days{date}.time_since_epoch().count();
-  return ((static_cast<std::int64_t>(days) * 86400 + hour * 3600 + minute * 60 + second) - offset_minutes * 60) * 1000 +
-         millis;
-}
 
 // Field view over the parsed document for the key spec. Values point into the parser's buffers.
 class JsonEventFields final : public keyspec::EventFields {
@@ -155,7 +104,7 @@ struct EventDecoder::Impl {
       return std::nullopt;
     }
     if (value.is_string() && format != config::TimeFormat::epoch_ms && format != config::TimeFormat::epoch_s) {
-      const auto parsed = parse_rfc3339_ms(value.get_string().value_unsafe());
+      const auto parsed = keyspec::parse_rfc3339_ms(value.get_string().value_unsafe());
       if (!parsed) {
         return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is not RFC 3339: '" +
                                             std::string(value.get_string().value_unsafe().substr(0, 64)) + "'"};

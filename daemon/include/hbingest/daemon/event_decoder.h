@@ -44,7 +44,4 @@ class EventDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// Parses "2026-11-22T16:18:46.123Z" / "+01:00" offsets into epoch ms.
-std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text);
-
 }  // namespace hbingest::daemon
