@@ -247,7 +247,7 @@ const Options<HBaseConfig>& hbase_options() {
                   "Thrift2 gateways as host:port; writers spread over them and fail over on errors.", true),
       enumeration("transport", &H::transport,
                   {{"framed", ThriftTransport::framed}, {"buffered", ThriftTransport::buffered}},
-                  "Thrift transport; must match hbase.regionserver.thrift.framed on the server."),
+                  "Thrift transport; must match hbase.regionserver.thrift.framed on the server. HBase 2.6 cannot pre-split tables (bootstrap) over framed."),
       enumeration("protocol", &H::protocol,
                   {{"binary", ThriftProtocol::binary}, {"compact", ThriftProtocol::compact}},
                   "Thrift protocol; must match hbase.regionserver.thrift.compact on the server."),

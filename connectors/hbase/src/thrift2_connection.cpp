@@ -46,8 +46,10 @@ HostPort parse_endpoint(const std::string& endpoint) {
 
 bool is_retriable_hbase_message(const std::string& message) {
   // HBase reports server-side conditions as TIOError text; these names are the transient ones
-  // (the client side of HBase would retry them too).
-  static constexpr std::array<std::string_view, 14> kTransient = {
+  // (the client side of HBase would retry them too). A missing table or family is an operator
+  // problem, not bad data: retrying (and alerting) keeps the rows out of the dead-letter topic.
+  static constexpr std::array<std::string_view, 16> kTransient = {
+      "TableNotFoundException",   "NoSuchColumnFamilyException",
       "RegionTooBusyException",   "NotServingRegionException", "RegionMovedException",
       "RegionOpeningException",   "ServerNotRunningYetException", "RetriesExhaustedException",
       "CallQueueTooBigException", "CallTimeoutException",      "ConnectException",

@@ -30,7 +30,7 @@ enum class ThriftProtocol { binary, compact };
 
 struct HBaseConfig {
   std::vector<std::string> endpoints;               // "host:port" of Thrift2 servers; required, ≥1
-  ThriftTransport transport = ThriftTransport::framed;
+  ThriftTransport transport = ThriftTransport::buffered;  // HBase's default (see docs/architecture.md)
   ThriftProtocol protocol = ThriftProtocol::binary;
   Millis connect_timeout{2000};
   Millis read_timeout{10000};

@@ -13,7 +13,7 @@ enum class ThriftProtocolKind { binary, compact };
 
 struct Thrift2Options {
   std::vector<std::string> endpoints;  // "host:port"; a connection fails over to the next one
-  ThriftTransportKind transport = ThriftTransportKind::framed;
+  ThriftTransportKind transport = ThriftTransportKind::buffered;
   ThriftProtocolKind protocol = ThriftProtocolKind::binary;
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds read_timeout{10000};

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# README command (b): install everything, build, and run every test — unit tests (also under
+# ASan+UBSan), then integration and robustness tests against a real Kafka broker and a real HBase
+# with its Thrift2/Thrift1 servers, which this script starts and stops on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+
+scripts/install-deps.sh
+BUILD_DIR=build scripts/build.sh
+# Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
+BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF
+
+echo "== unit tests (ASan+UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -L unit --output-on-failure -j2
+
+# A private stack for this run: its own state dir, torn down on exit whatever happens.
+export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}
+cleanup() { stack/hbstack down --purge >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+stack/hbstack up
+eval "$(stack/hbstack env)"
+
+echo "== all tests (unit, integration, robustness) against the real stack"
+ctest --test-dir build --output-on-failure -j1 --timeout 600
+echo "test.sh: all tests passed in $(( $(date +%s) - started )) s"

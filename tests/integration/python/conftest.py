@@ -1,0 +1,26 @@
+import pytest
+
+from support import Daemon, unique, write_config
+
+
+@pytest.fixture
+def daemon_factory(tmp_path):
+    """Starts daemons for a test and stops (or kills) whatever is left at its end."""
+    started = []
+
+    def make(topic, table, group=None, name="daemon", **overrides):
+        config_path = tmp_path / f"{name}.yaml"
+        config = write_config(config_path, topic, table, group=group, **overrides)
+        daemon = Daemon(config_path, config, tmp_path / f"{name}.log")
+        started.append(daemon)
+        return daemon
+
+    yield make
+    for daemon in started:
+        daemon.kill()
+
+
+@pytest.fixture
+def names():
+    topic = unique("t")
+    return {"topic": topic, "table": unique("tbl"), "dlq": topic + "_dlq"}

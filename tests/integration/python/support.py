@@ -1,0 +1,248 @@
+"""Shared helpers for the end-to-end tests: our daemon as a subprocess, independent Kafka and HBase
+peers (confluent-kafka, happybase over HBase's Thrift1 server), unique names per test."""
+
+import json
+import os
+import random
+import re
+import signal
+import socket
+import string
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import happybase
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def env(name):
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set: run the tests through scripts/test.sh (it starts the stack)")
+    return value
+
+
+KAFKA = lambda: env("HBINGEST_KAFKA_BOOTSTRAP")  # noqa: E731
+THRIFT2 = lambda: env("HBINGEST_THRIFT2")  # noqa: E731
+THRIFT1 = lambda: env("HBINGEST_THRIFT1")  # noqa: E731
+BINARY = lambda: env("HBINGEST_BIN")  # noqa: E731
+
+
+def unique(prefix):
+    return prefix + "_" + "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def wait_for(predicate, timeout, what, interval=0.2):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+# ---- Kafka peer ---------------------------------------------------------------------------------
+
+def create_topic(name, partitions=4):
+    admin = AdminClient({"bootstrap.servers": KAFKA()})
+    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    for future in futures.values():
+        future.result(timeout=30)
+
+
+def produce(topic, payloads, partition_of=None):
+    """Produces raw payloads (bytes or str); returns [(partition, offset)] in order."""
+    producer = Producer({"bootstrap.servers": KAFKA(), "linger.ms": 5, "message.max.bytes": 10 * 1024 * 1024,
+                         "acks": "all", "enable.idempotence": True})
+    positions = [None] * len(payloads)
+
+    def on_delivery(index):
+        def callback(err, msg):
+            if err is not None:
+                raise RuntimeError(f"delivery failed: {err}")
+            positions[index] = (msg.partition(), msg.offset())
+        return callback
+
+    for i, payload in enumerate(payloads):
+        kwargs = {}
+        if partition_of is not None:
+            kwargs["partition"] = partition_of(i)
+        while True:
+            try:
+                producer.produce(topic, payload, on_delivery=on_delivery(i), **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    remaining = producer.flush(60)
+    assert remaining == 0, f"{remaining} messages not delivered"
+    return positions
+
+
+def consume_all(topic, expected, timeout=60):
+    """Reads `expected` messages from the start of `topic` with a throw-away group."""
+    consumer = Consumer({"bootstrap.servers": KAFKA(), "group.id": unique("reader"),
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    messages = []
+    deadline = time.time() + timeout
+    try:
+        while len(messages) < expected and time.time() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            messages.append(msg)
+    finally:
+        consumer.close()
+    return messages
+
+
+def login(ts, user="u000001", **extra):
+    event = {"event_id": "login", "ts": ts, "user_id": user, "ip": "10.0.0.1", "device": "ios", "success": True}
+    event.update(extra)
+    return event
+
+
+def order(ts, user="u000001", **extra):
+    event = {"event_id": "order", "ts": ts, "user_id": user, "order_id": "o" + str(random.randrange(10**9)),
+             "amount": round(random.uniform(1, 500), 2), "currency": "EUR", "status": "paid",
+             "items": [{"sku": "sku-1", "qty": 2}]}
+    event.update(extra)
+    return event
+
+
+def mixed_events(count, ts_base=None):
+    ts_base = ts_base or now_ms()
+    events = []
+    for i in range(count):
+        ts = ts_base - random.randrange(0, 120_000)
+        user = "u%06d" % random.randrange(5000)
+        events.append(login(ts, user) if i % 3 else order(ts, user))
+    return events
+
+
+# ---- HBase peer (happybase over Thrift1) --------------------------------------------------------
+
+def hbase():
+    host, port = THRIFT1().rsplit(":", 1)
+    return happybase.Connection(host, int(port), timeout=60000, autoconnect=True)
+
+
+def scan_all(table, columns=None):
+    connection = hbase()
+    try:
+        return list(connection.table(table).scan(columns=columns, batch_size=1000))
+    finally:
+        connection.close()
+
+
+def count_rows(table):
+    connection = hbase()
+    try:
+        return sum(1 for _ in connection.table(table).scan(filter=b"KeyOnlyFilter()", batch_size=5000))
+    finally:
+        connection.close()
+
+
+# ---- our daemon ---------------------------------------------------------------------------------
+
+def write_config(path, topic, table, group=None, **overrides):
+    """A daemon config for the test stack; `overrides` are dotted keys, e.g. {"table.ttl": "5s"}."""
+    config = {
+        "kafka": {"bootstrap_servers": KAFKA(), "group_id": group or unique("group"), "topics": [topic],
+                  "commit_interval": "200ms", "statistics_interval": "1s"},
+        "hbase": {"endpoints": [THRIFT2()], "read_timeout": "5s", "connect_timeout": "1s"},
+        "writer": {"writers": 2, "linger": "20ms", "retry_initial_backoff": "50ms", "retry_max_backoff": "1s"},
+        "routes": [{"event_types": ["login", "order"], "table": table, "preset": "events",
+                    "preset_params": {"buckets": "8"}}],
+        "table": {"ttl": "10m", "create_table": True},
+        "dlq": {"topic": topic + "_dlq"},
+        "http": {"listen": f"127.0.0.1:{free_port()}"},
+        "logging": {"level": "info"},
+        "shutdown_deadline": "10s",
+    }
+    for dotted, value in overrides.items():
+        node = config
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    Path(path).write_text(json.dumps(config, indent=2))  # JSON is YAML
+    return config
+
+
+class Daemon:
+    """`hbingest run` (or `serve`) as a child process with its log in a file."""
+
+    def __init__(self, config_path, config, log_path, command="run"):
+        self.command = command
+        self.config_path = str(config_path)
+        self.http = "http://" + config["http"]["listen"]
+        self.log_path = log_path
+        self.process = None
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([BINARY(), self.command, "--config", self.config_path],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for(lambda: self.healthy() or self.process.poll() is not None, 30, "daemon /healthz")
+        assert self.process.poll() is None, f"daemon exited: {self.log_text()[-3000:]}"
+        return self
+
+    def healthy(self):
+        try:
+            return urllib.request.urlopen(self.http + "/healthz", timeout=1).status == 200
+        except OSError:
+            return False
+
+    def metrics_text(self):
+        return urllib.request.urlopen(self.http + "/metrics", timeout=5).read().decode()
+
+    def metric(self, name, labels=None):
+        """Sum of a metric's samples whose labels include `labels`."""
+        total = 0.0
+        for line in self.metrics_text().splitlines():
+            if line.startswith("#"):
+                continue
+            match = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$", line)
+            if not match or match.group(1) != name:
+                continue
+            if labels and not all(f'{k}="{v}"' in (match.group(2) or "") for k, v in labels.items()):
+                continue
+            total += float(match.group(3))
+        return total
+
+    def stop(self, timeout=30):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            code = self.process.wait(timeout)
+            assert code == 0, f"daemon exited {code}: {self.log_text()[-3000:]}"
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def log_text(self):
+        return Path(self.log_path).read_text(errors="replace")
+
+
+def run_hbingest(*args, check=True, timeout=120):
+    result = subprocess.run([BINARY(), *args], capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"hbingest {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result

@@ -1,0 +1,100 @@
+"""Issue 5 robustness: crash, HBase outage, consumer-group failover. Each checks that every
+produced event ends up as exactly one row (no loss, no duplicate) through an independent reader."""
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from support import count_rows, create_topic, mixed_events, produce, wait_for
+
+STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
+# Stated bound for the daemon's resident memory during a 30 s outage with in-flight limits of
+# 20k events (about 300 bytes each, kept twice: payload for the DLQ and cells): well under 200 MiB.
+RSS_BOUND_KIB = 200 * 1024
+
+
+def rss_kib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def produce_in_background(topic, events, chunks=10, pause=0.5):
+    """Produces `events` in chunks over a few seconds, so the daemon is mid-stream when we strike."""
+    def run():
+        size = len(events) // chunks
+        for i in range(chunks):
+            produce(topic, [json.dumps(e) for e in events[i * size:(i + 1) * size]])
+            time.sleep(pause)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_kill_9_mid_stream_then_restart_loses_and_duplicates_nothing(daemon_factory, names):
+    topic, table = names["topic"], names["table"]
+    create_topic(topic, partitions=4)
+    events = mixed_events(40_000)
+    producer = produce_in_background(topic, events)
+
+    first = daemon_factory(topic, table, group="g_" + topic, name="first").start()
+    wait_for(lambda: first.metric("hbingest_rows_written_all_total") >= 10_000, 120, "10k rows before the kill")
+    first.kill()  # SIGKILL: no flush, no commit
+    producer.join()
+
+    second = daemon_factory(topic, table, group="g_" + topic, name="second").start()
+    wait_for(lambda: second.metric("hbingest_consumer_lag") == 0 and
+             second.metric("hbingest_committed_offset") >= len(events), 180, "the restarted daemon to catch up")
+    second.stop()
+    assert count_rows(table) == len(events), "rows == distinct events: replayed events rewrote the same keys"
+
+
+def test_thrift2_outage_pauses_and_resumes_without_loss_and_with_bounded_memory(daemon_factory, names):
+    topic, table = names["topic"], names["table"]
+    create_topic(topic, partitions=4)
+    events = mixed_events(60_000)
+    daemon = daemon_factory(topic, table, **{"writer.max_inflight_rows": 20_000,
+                                             "writer.max_inflight_rows_per_partition": 5_000}).start()
+    producer = produce_in_background(topic, events, chunks=20, pause=1.0)
+    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 5_000, 120, "ingest running")
+
+    subprocess.run([STACK, "stop", "thrift2"], check=True)
+    try:
+        peak = 0
+        outage_end = time.time() + 30
+        while time.time() < outage_end:
+            peak = max(peak, rss_kib(daemon.process.pid))
+            time.sleep(0.5)
+        assert daemon.metric("hbingest_paused_partitions") > 0, "consumption paused while HBase is unreachable"
+        assert daemon.metric("hbingest_write_retries_total") > 0
+        assert peak < RSS_BOUND_KIB, f"RSS {peak} KiB during the outage, bound {RSS_BOUND_KIB} KiB"
+    finally:
+        subprocess.run([STACK, "start", "thrift2"], check=True)
+    producer.join()
+
+    wait_for(lambda: daemon.metric("hbingest_committed_offset") >= len(events) and
+             daemon.metric("hbingest_consumer_lag") == 0, 240, "lag to drain after the outage")
+    assert daemon.metric("hbingest_paused_partitions") == 0, "resumed by itself"
+    daemon.stop()
+    assert count_rows(table) == len(events)
+    print(f"peak RSS during the 30 s outage: {peak} KiB")
+
+
+def test_two_daemons_in_one_group_one_killed_loses_nothing(daemon_factory, names):
+    topic, table = names["topic"], names["table"]
+    create_topic(topic, partitions=4)
+    group = "g_" + topic
+    events = mixed_events(40_000)
+    a = daemon_factory(topic, table, group=group, name="a").start()
+    b = daemon_factory(topic, table, group=group, name="b").start()
+    producer = produce_in_background(topic, events)
+    wait_for(lambda: a.metric("hbingest_rows_written_all_total") > 2_000 and
+             b.metric("hbingest_rows_written_all_total") > 2_000, 120, "both daemons writing")
+    b.kill()
+    producer.join()
+    wait_for(lambda: count_rows(table) >= len(events), 240, "the survivor to take over b's partitions")
+    a.stop()
+    assert count_rows(table) == len(events)
