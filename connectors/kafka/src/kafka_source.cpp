@@ -1,0 +1,477 @@
+#include "hbingest/connectors/kafka_source.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "hbingest/connectors/kafka_error.h"
+#include "rate_limited_log.h"
+#include "rdkafka_handles.h"
+
+namespace hbingest::connectors {
+
+namespace {
+
+using namespace std::chrono_literals;
+using detail::check_error;
+using detail::to_poll_ms;
+
+constexpr auto kErrorLogInterval = 10s;
+constexpr std::string_view kWhat = "kafka consumer";
+constexpr auto kClosePollInterval = 100ms;
+constexpr auto kSyncCommitPollInterval = 100ms;
+
+std::string describe(const std::vector<PartitionOffset>& offsets) {
+  std::string out;
+  for (const auto& po : offsets) {
+    if (!out.empty()) out += ", ";
+    out += po.tp.topic + "[" + std::to_string(po.tp.partition) + "]@" + std::to_string(po.offset);
+  }
+  return out;
+}
+
+std::string describe(const std::vector<TopicPartition>& partitions) {
+  std::string out;
+  for (const auto& tp : partitions) {
+    if (!out.empty()) out += ", ";
+    out += tp.topic + "[" + std::to_string(tp.partition) + "]";
+  }
+  return out;
+}
+
+// The first partition-level error in a list that librdkafka filled in.
+void check_partition_errors(const rd_kafka_topic_partition_list_t* list, std::string_view context) {
+  if (list == nullptr) return;
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& e = list->elems[i];
+    if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      check_error(e.err, std::string(context) + " (" + e.topic + "[" + std::to_string(e.partition) + "])");
+    }
+  }
+}
+
+}  // namespace
+
+class KafkaSource::Impl {
+ public:
+  explicit Impl(KafkaSourceOptions options) : options_(std::move(options)) {
+    if (options_.topics.empty()) throw std::invalid_argument("kafka consumer: topics: at least one topic is required");
+    const bool has_bootstrap =
+        !options_.bootstrap_servers.empty() || options_.properties.contains("bootstrap.servers");
+    if (!has_bootstrap) throw std::invalid_argument("kafka consumer: bootstrap_servers is required");
+    if (options_.group_id.empty() && !options_.properties.contains("group.id")) {
+      throw std::invalid_argument("kafka consumer: group_id is required");
+    }
+    for (const char* forced : {"enable.auto.commit", "enable.auto.offset.store"}) {
+      const auto it = options_.properties.find(forced);
+      if (it != options_.properties.end() && it->second != "false") {
+        throw std::invalid_argument(std::string("kafka consumer: property '") + forced + "' = '" + it->second +
+                                    "': hbingest requires false (offsets are committed only once the events "
+                                    "are stored)");
+      }
+    }
+
+    detail::ConfPtr conf(rd_kafka_conf_new());
+    // Defaults that the properties map may override.
+    detail::set_property(conf.get(), "auto.offset.reset", "earliest", kWhat);
+    detail::set_property(conf.get(), "enable.partition.eof", "false", kWhat);
+    for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kWhat);
+    if (!options_.bootstrap_servers.empty()) {
+      detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kWhat);
+    }
+    if (!options_.group_id.empty()) detail::set_property(conf.get(), "group.id", options_.group_id, kWhat);
+    // At-least-once: librdkafka must never commit (or even store) an offset on its own, because a
+    // polled event is not done until HBase or the dead-letter topic acknowledged it. The pipeline
+    // commits explicit offsets from its ack tracker.
+    detail::set_property(conf.get(), "enable.auto.commit", "false", kWhat);
+    detail::set_property(conf.get(), "enable.auto.offset.store", "false", kWhat);
+    if (options_.statistics_interval_ms > 0 && options_.on_statistics) {
+      detail::set_property(conf.get(), "statistics.interval.ms", std::to_string(options_.statistics_interval_ms),
+                           kWhat);
+      rd_kafka_conf_set_stats_cb(conf.get(), &Impl::on_stats);
+    }
+    rd_kafka_conf_set_opaque(conf.get(), this);
+    rd_kafka_conf_set_rebalance_cb(conf.get(), &Impl::on_rebalance);
+    rd_kafka_conf_set_offset_commit_cb(conf.get(), &Impl::on_offset_commit);
+    rd_kafka_conf_set_error_cb(conf.get(), &Impl::on_error);
+    detail::route_logs_to_spdlog(conf.get());
+
+    std::array<char, 512> errstr{};
+    rk_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr.data(), errstr.size()));
+    if (!rk_) throw std::invalid_argument(std::string("kafka consumer: cannot create client: ") + errstr.data());
+    conf.release();  // rd_kafka_new owns it on success
+    // Error, statistics and rebalance events are then served by rd_kafka_consumer_poll().
+    check_error(rd_kafka_poll_set_consumer(rk_.get()), "kafka consumer: redirect main queue", rk_.get());
+
+    std::vector<TopicPartition> subscription;
+    for (const auto& topic : options_.topics) subscription.push_back({topic, RD_KAFKA_PARTITION_UA});
+    const auto list = detail::to_partition_list(subscription);
+    check_error(rd_kafka_subscribe(rk_.get(), list.get()), "kafka consumer: subscribe to " + describe(subscription),
+                rk_.get());
+  }
+
+  ~Impl() {
+    if (state_ == State::kOpen) {
+      try {
+        close();
+      } catch (const std::exception& e) {
+        spdlog::warn("kafka consumer: close on destruction: {}", e.what());
+      } catch (...) {
+        spdlog::warn("kafka consumer: close on destruction failed");
+      }
+    }
+    // After an abandoned close, a plain rd_kafka_destroy() would run the blocking close again.
+    if (abandoned_) rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  Impl(Impl&&) = delete;
+  Impl& operator=(Impl&&) = delete;
+
+  void set_listener(RebalanceListener* listener) { listener_ = listener; }
+
+  std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
+    if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
+    rethrow_pending();
+    std::vector<SourceMessage> out;
+    int wait_ms = to_poll_ms(timeout);
+    while (out.size() < max_messages) {
+      detail::MessagePtr msg(rd_kafka_consumer_poll(rk_.get(), wait_ms));
+      wait_ms = 0;  // only the first message is waited for
+      if (!msg) break;
+      if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        handle_message_error(*msg);
+        continue;
+      }
+      out.push_back(copy(*msg));
+    }
+    rethrow_pending();
+    return out;
+  }
+
+  void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) {
+    ensure_open("commit");
+    // An empty list must never reach rd_kafka_commit: NULL there means "the current positions".
+    if (offsets.empty()) return;
+    const auto list = detail::to_partition_list(offsets);
+    const std::string context = "kafka consumer: commit " + describe(offsets);
+    if (!synchronous) {
+      const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), 1);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, nullptr);
+      return;
+    }
+    // Through a private queue so that the wait is bounded: rd_kafka_commit(sync) waits forever
+    // while no coordinator is reachable. The result comes back as a callback served from that
+    // queue (with a global offset_commit_cb set, librdkafka does not hand it out as an event), so
+    // `result` on this stack frame is only ever touched from the loop below.
+    SyncCommitResult result;
+    detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
+    check_error(rd_kafka_commit_queue(rk_.get(), list.get(), queue.get(), &Impl::on_sync_commit, &result), context,
+                rk_.get());
+    const auto deadline = std::chrono::steady_clock::now() + options_.sync_commit_timeout;
+    while (!result.done && std::chrono::steady_clock::now() < deadline) {
+      rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(kSyncCommitPollInterval));
+    }
+    if (!result.done) {
+      throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, rd_kafka_err2name(RD_KAFKA_RESP_ERR__TIMED_OUT), false, true,
+                       context + ": no answer from the group coordinator within " +
+                           std::to_string(options_.sync_commit_timeout.count()) + " ms");
+    }
+    check_error(result.err, context, rk_.get());
+    if (result.partition_err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      check_error(result.partition_err, context + " (" + result.partition + ")");
+    }
+  }
+
+  void pause(const std::vector<TopicPartition>& partitions, bool pause) {
+    ensure_open(pause ? "pause" : "resume");
+    if (partitions.empty()) return;
+    const auto list = detail::to_partition_list(partitions);
+    const std::string context = std::string("kafka consumer: ") + (pause ? "pause " : "resume ") + describe(partitions);
+    check_error(pause ? rd_kafka_pause_partitions(rk_.get(), list.get())
+                      : rd_kafka_resume_partitions(rk_.get(), list.get()),
+                context, rk_.get());
+    check_partition_errors(list.get(), context);
+  }
+
+  std::vector<TopicPartition> assignment() const {
+    if (state_ == State::kClosed) return {};
+    rd_kafka_topic_partition_list_t* raw = nullptr;
+    check_error(rd_kafka_assignment(rk_.get(), &raw), "kafka consumer: assignment", rk_.get());
+    const detail::PartitionListPtr list(raw);
+    return detail::from_partition_list(list.get());
+  }
+
+  std::vector<PartitionOffset> committed(const std::vector<TopicPartition>& partitions,
+                                         std::chrono::milliseconds timeout) const {
+    ensure_open("committed");
+    const auto list = detail::to_partition_list(partitions);
+    const std::string context = "kafka consumer: read committed offsets of " + describe(partitions);
+    check_error(rd_kafka_committed(rk_.get(), list.get(), to_poll_ms(timeout)), context, rk_.get());
+    check_partition_errors(list.get(), context);
+    std::vector<PartitionOffset> out;
+    for (int i = 0; i < list->cnt; ++i) {
+      out.push_back({{list->elems[i].topic, list->elems[i].partition}, list->elems[i].offset});
+    }
+    return out;
+  }
+
+  void close() {
+    if (state_ != State::kOpen) return;
+    // Closing, not closed: the listener's on_revoked may still commit the revoked partitions.
+    state_ = State::kClosing;
+    struct MarkClosed {
+      State& state;
+      ~MarkClosed() { state = State::kClosed; }
+    } mark_closed{state_};
+    // The listener gets the revoke here, while this consumer is still a full group member: inside
+    // librdkafka's close the cooperative protocol has already left the group, and a commit from
+    // on_revoked then fails with UNKNOWN_MEMBER_ID. The revoke callback during close only unassigns.
+    if (listener_ != nullptr) {
+      std::vector<TopicPartition> owned;
+      guarded("assignment before close", [&] { owned = assignment(); });
+      if (!owned.empty()) {
+        guarded("on_revoked", [&] { listener_->on_revoked(owned); });
+        spdlog::info("kafka consumer: revoked {} (closing)", describe(owned));
+      }
+    }
+    // rd_kafka_consumer_close() has no deadline (a commit waiting for an unreachable coordinator
+    // holds it for session.timeout.ms); the queue variant lets us give up. Serving the queue runs
+    // the revoke path (listener first, then unassign) on this thread.
+    detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
+    check_error(detail::ErrorPtr(rd_kafka_consumer_close_queue(rk_.get(), queue.get())), "kafka consumer: close");
+    const auto deadline = std::chrono::steady_clock::now() + options_.close_timeout;
+    while (!rd_kafka_consumer_closed(rk_.get())) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        abandoned_ = true;
+        spdlog::warn("kafka consumer: close did not finish within {} ms; leaving the group uncleanly",
+                     options_.close_timeout.count());
+        break;
+      }
+      rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(kClosePollInterval));
+    }
+    rethrow_pending();
+  }
+
+  std::uint64_t failed_async_commits() const noexcept { return failed_async_commits_; }
+
+ private:
+  static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
+
+  struct SyncCommitResult {
+    bool done = false;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    rd_kafka_resp_err_t partition_err = RD_KAFKA_RESP_ERR_NO_ERROR;  // the first one
+    std::string partition;
+  };
+
+  static void on_sync_commit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets,
+                             void* opaque) {
+    auto& result = *static_cast<SyncCommitResult*>(opaque);
+    result.done = true;
+    result.err = err;
+    for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
+      if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        result.partition_err = offsets->elems[i].err;
+        result.partition = std::string(offsets->elems[i].topic) + "[" + std::to_string(offsets->elems[i].partition) + "]";
+        break;
+      }
+    }
+  }
+
+  // Commit, pause and resume stay allowed while closing (from inside on_revoked).
+  void ensure_open(const char* operation) const {
+    if (state_ == State::kClosed) throw std::logic_error(std::string("kafka consumer: ") + operation + "() after close()");
+  }
+
+  // No exception may unwind through librdkafka's C frames: keep the first, log the rest.
+  template <typename F>
+  void guarded(const char* where, F&& f) noexcept {
+    try {
+      std::forward<F>(f)();
+    } catch (const std::exception& e) {
+      spdlog::error("kafka consumer: {}: {}", where, e.what());
+      if (!pending_) pending_ = std::current_exception();
+    } catch (...) {
+      spdlog::error("kafka consumer: {}: unknown exception", where);
+      if (!pending_) pending_ = std::current_exception();
+    }
+  }
+
+  void rethrow_pending() {
+    if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
+  }
+
+  void log_limited(rd_kafka_resp_err_t err, const std::string& what) {
+    if (const auto suppressed = error_log_.admit(rd_kafka_err2name(err), std::chrono::steady_clock::now())) {
+      if (*suppressed > 0) {
+        spdlog::warn("kafka consumer: {} ({} similar suppressed)", what, *suppressed);
+      } else {
+        spdlog::warn("kafka consumer: {}", what);
+      }
+    }
+  }
+
+  void handle_message_error(const rd_kafka_message_t& msg) {
+    if (msg.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
+    std::string where;
+    if (msg.rkt != nullptr) {
+      where = std::string(" on ") + rd_kafka_topic_name(msg.rkt) + "[" + std::to_string(msg.partition) + "]";
+      if (msg.offset >= 0) where += "@" + std::to_string(msg.offset);
+    }
+    if (msg.err == RD_KAFKA_RESP_ERR__FATAL) check_error(msg.err, "kafka consumer: fatal error" + where, rk_.get());
+    log_limited(msg.err, std::string("consume error") + where + ": " + rd_kafka_message_errstr(&msg));
+  }
+
+  static SourceMessage copy(const rd_kafka_message_t& msg) {
+    SourceMessage out;
+    out.topic = rd_kafka_topic_name(msg.rkt);
+    out.partition = msg.partition;
+    out.offset = msg.offset;
+    rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    const std::int64_t ts = rd_kafka_message_timestamp(&msg, &type);
+    out.timestamp_ms = type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts;
+    if (msg.key != nullptr) out.key.emplace(static_cast<const char*>(msg.key), msg.key_len);
+    if (msg.payload != nullptr) out.payload.assign(static_cast<const char*>(msg.payload), msg.len);
+    return out;
+  }
+
+  void record_async_commit_failure(rd_kafka_resp_err_t err, const rd_kafka_topic_partition_list_t* offsets) {
+    ++failed_async_commits_;
+    std::vector<PartitionOffset> what;
+    if (offsets != nullptr) {
+      for (int i = 0; i < offsets->cnt; ++i) {
+        what.push_back({{offsets->elems[i].topic, offsets->elems[i].partition}, offsets->elems[i].offset});
+      }
+    }
+    log_limited(err, "commit " + describe(what) + " failed: " + rd_kafka_err2str(err) +
+                         " (the events are stored; a later commit covers them)");
+  }
+
+  static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions,
+                           void* opaque) {
+    Impl& impl = self(opaque);
+    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    const auto tps = detail::from_partition_list(partitions);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      impl.guarded("assign", [&] {
+        if (cooperative) {
+          check_error(detail::ErrorPtr(rd_kafka_incremental_assign(rk, partitions)),
+                      "kafka consumer: incremental assign " + describe(tps));
+        } else {
+          check_error(rd_kafka_assign(rk, partitions), "kafka consumer: assign " + describe(tps), rk);
+        }
+      });
+      if (!tps.empty()) spdlog::info("kafka consumer: assigned {}", describe(tps));
+      if (impl.listener_ != nullptr && impl.state_ == State::kOpen) impl.guarded("on_assigned", [&] { impl.listener_->on_assigned(tps); });
+      return;
+    }
+    if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+      if (rd_kafka_assignment_lost(rk)) {
+        spdlog::warn("kafka consumer: assignment lost (session timed out); commits for {} will be refused",
+                     describe(tps));
+      }
+      // The listener runs while the partitions are still ours, so it can still commit them. While
+      // closing it already ran from close().
+      if (impl.listener_ != nullptr && impl.state_ == State::kOpen) {
+        impl.guarded("on_revoked", [&] { impl.listener_->on_revoked(tps); });
+      }
+      if (!tps.empty() && impl.state_ == State::kOpen) spdlog::info("kafka consumer: revoked {}", describe(tps));
+      impl.guarded("unassign", [&] {
+        if (cooperative) {
+          check_error(detail::ErrorPtr(rd_kafka_incremental_unassign(rk, partitions)),
+                      "kafka consumer: incremental unassign " + describe(tps));
+        } else {
+          check_error(rd_kafka_assign(rk, nullptr), "kafka consumer: unassign", rk);
+        }
+      });
+      return;
+    }
+    spdlog::error("kafka consumer: rebalance error: {}", rd_kafka_err2str(err));
+    impl.guarded("unassign after rebalance error", [&] {
+      if (cooperative) {
+        check_error(detail::ErrorPtr(rd_kafka_incremental_unassign(rk, partitions)),
+                    "kafka consumer: incremental unassign");
+      } else {
+        check_error(rd_kafka_assign(rk, nullptr), "kafka consumer: unassign", rk);
+      }
+    });
+  }
+
+  static void on_offset_commit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets,
+                               void* opaque) {
+    Impl& impl = self(opaque);
+    // _NO_OFFSET: there was nothing to commit, which is not a failure.
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      if (offsets == nullptr) return;
+      for (int i = 0; i < offsets->cnt; ++i) {
+        if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          impl.record_async_commit_failure(offsets->elems[i].err, offsets);
+          return;
+        }
+      }
+      return;
+    }
+    impl.record_async_commit_failure(err, offsets);
+  }
+
+  static void on_error(rd_kafka_t* rk, int err_code, const char* reason, void* opaque) {
+    Impl& impl = self(opaque);
+    const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+      impl.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
+      return;
+    }
+    // _TRANSPORT, _ALL_BROKERS_DOWN, _RESOLVE...: librdkafka keeps retrying by itself.
+    impl.log_limited(err, std::string(rd_kafka_err2name(err)) + ": " + reason);
+  }
+
+  static int on_stats(rd_kafka_t*, char* json, std::size_t json_len, void* opaque) {
+    Impl& impl = self(opaque);
+    impl.guarded("on_statistics", [&] { impl.options_.on_statistics(std::string(json, json_len)); });
+    return 0;  // librdkafka frees the buffer
+  }
+
+  KafkaSourceOptions options_;
+  RebalanceListener* listener_ = nullptr;
+  std::exception_ptr pending_;
+  detail::RateLimitedLog error_log_{kErrorLogInterval};
+  std::uint64_t failed_async_commits_ = 0;
+  enum class State { kOpen, kClosing, kClosed };
+  State state_ = State::kOpen;
+  bool abandoned_ = false;
+  // Last member: destroyed first, so no callback can run against members already gone.
+  detail::KafkaPtr rk_;
+};
+
+KafkaSource::KafkaSource(KafkaSourceOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+KafkaSource::~KafkaSource() = default;
+
+void KafkaSource::set_rebalance_listener(RebalanceListener* listener) { impl_->set_listener(listener); }
+
+std::vector<SourceMessage> KafkaSource::poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
+  return impl_->poll(max_messages, timeout);
+}
+
+void KafkaSource::commit(const std::vector<PartitionOffset>& offsets, bool synchronous) {
+  impl_->commit(offsets, synchronous);
+}
+
+void KafkaSource::pause(const std::vector<TopicPartition>& partitions) { impl_->pause(partitions, true); }
+void KafkaSource::resume(const std::vector<TopicPartition>& partitions) { impl_->pause(partitions, false); }
+std::vector<TopicPartition> KafkaSource::assignment() const { return impl_->assignment(); }
+void KafkaSource::close() { impl_->close(); }
+std::uint64_t KafkaSource::failed_async_commits() const noexcept { return impl_->failed_async_commits(); }
+
+std::vector<PartitionOffset> KafkaSource::committed(const std::vector<TopicPartition>& partitions,
+                                                    std::chrono::milliseconds timeout) const {
+  return impl_->committed(partitions, timeout);
+}
+
+}  // namespace hbingest::connectors

@@ -2,14 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -100,13 +100,14 @@ std::chrono::milliseconds parse_duration(const std::string& flag, const std::str
   throw std::invalid_argument(flag + ": unknown unit '" + unit + "' in '" + value + "' (use ms, s, m or h)");
 }
 
-GenArgs parse_args(const Args& args) {
+// nullopt when --help was asked for (and printed).
+std::optional<GenArgs> parse_args(const Args& args) {
   GenArgs out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
       std::fputs(kUsage, stdout);
-      std::exit(0);
+      return std::nullopt;
     }
     if (i + 1 >= args.size()) throw std::invalid_argument(flag + ": missing value\n" + kUsage);
     const std::string& value = args[++i];
@@ -153,7 +154,9 @@ std::int64_t now_ms() {
 }  // namespace
 
 int gen_command(const Args& args) {
-  const GenArgs opts = parse_args(args);
+  const std::optional<GenArgs> parsed = parse_args(args);
+  if (!parsed) return 0;
+  const GenArgs& opts = *parsed;
   connectors::EventGenerator generator(opts.generator);
 
   connectors::KafkaProducerOptions producer_options;

@@ -156,7 +156,8 @@ def test_bootstrap_presplits_on_salt_buckets_and_is_idempotent(tmp_path, names):
     connection = hbase()
     try:
         regions = connection.table(names["table"]).regions()
-        assert sorted(r["start_key"] for r in regions) == [b""] + [b"%02d" % b for b in range(1, 8)]
+        # 8 buckets: the salt is one digit wide (digits of n-1), one region per bucket
+        assert sorted(r["start_key"] for r in regions) == [b""] + [b"%d" % b for b in range(1, 8)]
         families = connection.table(names["table"]).families()
         assert families[b"d"]["time_to_live"] == 600 and families[b"d"]["max_versions"] == 1
         assert families[b"d"]["bloom_filter_type"] == b"ROW"
@@ -166,3 +167,13 @@ def test_bootstrap_presplits_on_salt_buckets_and_is_idempotent(tmp_path, names):
     write_config(config_path, names["topic"], names["table"], **{"table.ttl": "20m"})
     differs = run_hbingest("bootstrap", "--config", str(config_path), check=False)
     assert differs.returncode == 1 and "TTL is 600 s, config wants 1200 s" in differs.stdout
+
+
+def test_daemon_refuses_to_start_without_its_table(tmp_path, names):
+    """The Thrift2 gateway acknowledges puts into a missing table, so the daemon must not start."""
+    from support import write_config
+    config_path = tmp_path / "c.yaml"
+    write_config(config_path, names["topic"], names["table"], **{"table.create_table": False})
+    result = run_hbingest("run", "--config", str(config_path), check=False, timeout=60)
+    assert result.returncode == 1
+    assert f"HBase table default:{names['table']} does not exist" in result.stderr

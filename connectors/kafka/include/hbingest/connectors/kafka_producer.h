@@ -1,0 +1,80 @@
+#pragma once
+// The one wrapping of a librdkafka producer, shared by the dead-letter sink and `hbingest gen`.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hbingest::connectors {
+
+struct KafkaProducerOptions {
+  std::string bootstrap_servers;  // overrides a "bootstrap.servers" property when not empty
+  // Passed verbatim to rd_kafka_conf_set after our defaults (acks=all, enable.idempotence=true,
+  // message.max.bytes=10 MiB), so they can be overridden; a rejected key or value throws
+  // std::invalid_argument naming the key.
+  std::map<std::string, std::string> properties;
+  // How long produce() keeps serving delivery reports and retrying while the local queue is full.
+  std::chrono::milliseconds queue_full_timeout{30000};
+};
+
+struct ProducerRecord {
+  std::string_view topic;
+  std::optional<std::string_view> key;  // nullopt: no key (partitioner picks at random)
+  std::string_view payload;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::int32_t partition = -1;  // -1: the partitioner decides
+};
+
+struct DeliveryReport {
+  bool delivered = false;  // true only when the broker acknowledged (per `acks`)
+  std::string error;       // empty when delivered
+  std::string topic;
+  std::int32_t partition = -1;
+  std::int64_t offset = -1;
+};
+
+// Thread-compatible: one thread produces, polls and flushes; delivery callbacks run on that
+// thread from poll(), flush() or a produce() that waits on a full queue. Exceptions thrown by a
+// callback are kept and the first is rethrown from the next poll()/flush(). Destruction does not
+// flush: messages still queued are dropped and their callbacks never run (call flush() first).
+// Neither copyable nor movable.
+class KafkaProducer {
+ public:
+  using DeliveryCallback = std::function<void(const DeliveryReport&)>;
+
+  explicit KafkaProducer(KafkaProducerOptions options);
+  ~KafkaProducer();
+  KafkaProducer(const KafkaProducer&) = delete;
+  KafkaProducer& operator=(const KafkaProducer&) = delete;
+  KafkaProducer(KafkaProducer&&) = delete;
+  KafkaProducer& operator=(KafkaProducer&&) = delete;
+
+  // Copies the record into librdkafka's queue. When it cannot be queued (too large, unknown
+  // partition, queue still full after queue_full_timeout, fatal producer error) it throws
+  // KafkaError naming the topic, and `on_delivery` is dropped without being called.
+  void produce(const ProducerRecord& record, DeliveryCallback on_delivery);
+  // Serves delivery reports and errors for up to `timeout`; returns the number of events served.
+  int poll(std::chrono::milliseconds timeout);
+  // Waits until every queued message is delivered or failed, at most `timeout`. True when drained.
+  bool flush(std::chrono::milliseconds timeout);
+  // Messages produced whose delivery callback has not run yet.
+  std::size_t in_flight() const noexcept;
+
+  // Creates `topic` (admin API) and returns true, or returns false when it already exists.
+  // `configs` are topic configs such as {"max.message.bytes", "10485760"}. Throws KafkaError.
+  bool create_topic(const std::string& topic, int partitions, int replication_factor,
+                    const std::map<std::string, std::string>& configs, std::chrono::milliseconds timeout);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hbingest::connectors

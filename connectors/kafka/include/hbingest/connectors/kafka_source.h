@@ -1,0 +1,75 @@
+#pragma once
+// Source over a librdkafka high-level consumer (consumer group, manual offset commits).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hbingest/connectors/source.h"
+
+namespace hbingest::connectors {
+
+struct KafkaSourceOptions {
+  std::string bootstrap_servers;  // overrides a "bootstrap.servers" property when not empty
+  std::string group_id;           // overrides a "group.id" property when not empty
+  // Topic names, or a single "^regex" (librdkafka subscribes to every matching topic).
+  std::vector<std::string> topics;
+  // Passed verbatim to rd_kafka_conf_set (SSL, SASL, tuning). A rejected key or value throws
+  // std::invalid_argument naming the key. enable.auto.commit and enable.auto.offset.store may
+  // only be "false": the pipeline commits itself, after the write is acknowledged.
+  std::map<std::string, std::string> properties;
+  // 0 disables statistics. Otherwise librdkafka's statistics JSON is passed to on_statistics
+  // from inside poll(), on the polling thread.
+  int statistics_interval_ms = 0;
+  std::function<void(const std::string& stats_json)> on_statistics;
+  // Upper bound on a synchronous commit (librdkafka's own would wait forever without a coordinator).
+  std::chrono::milliseconds sync_commit_timeout{30000};
+  // Upper bound on close(): past it the consumer leaves without a clean group exit (the group
+  // coordinator then notices after session.timeout.ms) instead of blocking shutdown.
+  std::chrono::milliseconds close_timeout{10000};
+};
+
+// Contract: see Source. Rebalances (eager or cooperative) call the RebalanceListener from inside
+// poll(): on_revoked before the partitions are given up (commit(sync) works there), on_assigned
+// after they are assigned (consumption resumes from the committed offsets; pause state is not
+// kept across a rebalance). close() calls on_revoked once with the whole assignment while still a
+// group member, then leaves the group; commit() is allowed until close() returns, poll() is not. An exception thrown by the listener or on_statistics never crosses librdkafka: it
+// is logged and the first one is rethrown from the next poll().
+// Thread safety: one thread drives the object (poll, commit, pause, resume, close). Neither
+// copyable nor movable (librdkafka holds a pointer to it).
+class KafkaSource final : public Source {
+ public:
+  // Validates the options and subscribes; does not wait for the broker (an unreachable broker
+  // shows up as empty polls and rate-limited log lines).
+  explicit KafkaSource(KafkaSourceOptions options);
+  ~KafkaSource() override;  // closes (bounded by close_timeout) if close() was not called; never throws
+  KafkaSource(const KafkaSource&) = delete;
+  KafkaSource& operator=(const KafkaSource&) = delete;
+  KafkaSource(KafkaSource&&) = delete;
+  KafkaSource& operator=(KafkaSource&&) = delete;
+
+  void set_rebalance_listener(RebalanceListener* listener) override;
+  std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) override;
+  void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) override;
+  void pause(const std::vector<TopicPartition>& partitions) override;
+  void resume(const std::vector<TopicPartition>& partitions) override;
+  std::vector<TopicPartition> assignment() const override;
+  void close() override;
+
+  // Asynchronous commits that the broker refused so far (each is also logged, rate-limited).
+  std::uint64_t failed_async_commits() const noexcept;
+  // The committed next-offsets of `partitions` as the group coordinator has them (-1001 when
+  // none), waiting at most `timeout`. Throws KafkaError on failure.
+  std::vector<PartitionOffset> committed(const std::vector<TopicPartition>& partitions,
+                                         std::chrono::milliseconds timeout) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hbingest::connectors

@@ -1,0 +1,132 @@
+#include "hbingest/connectors/kafka_source.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "hbingest/connectors/kafka_error.h"
+
+namespace hbingest::connectors {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Nothing listens on port 1: every connection attempt is refused.
+KafkaSourceOptions unreachable() {
+  KafkaSourceOptions options;
+  options.bootstrap_servers = "127.0.0.1:1";
+  options.group_id = "hbingest-unit";
+  options.topics = {"events"};
+  options.close_timeout = 2s;
+  // librdkafka's destroy waits up to session.timeout.ms for a commit stuck without coordinator.
+  options.properties = {{"session.timeout.ms", "1000"}, {"heartbeat.interval.ms", "300"}};
+  return options;
+}
+
+// Constructs a source and returns the invalid_argument message (empty when none was thrown).
+std::string construction_error(KafkaSourceOptions options) {
+  try {
+    KafkaSource source(std::move(options));
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(KafkaSourceConfig, UnknownPropertyIsRejectedNamingTheKey) {
+  auto options = unreachable();
+  options.properties["no.such.property"] = "1";
+  const auto error = construction_error(options);
+  EXPECT_NE(error.find("no.such.property"), std::string::npos) << error;
+}
+
+TEST(KafkaSourceConfig, BadValueIsRejectedNamingTheKey) {
+  auto options = unreachable();
+  options.properties["session.timeout.ms"] = "soon";
+  const auto error = construction_error(options);
+  EXPECT_NE(error.find("session.timeout.ms"), std::string::npos) << error;
+}
+
+TEST(KafkaSourceConfig, AutoCommitCannotBeEnabled) {
+  for (const char* key : {"enable.auto.commit", "enable.auto.offset.store"}) {
+    auto options = unreachable();
+    options.properties[key] = "true";
+    const auto error = construction_error(options);
+    EXPECT_NE(error.find(key), std::string::npos) << error;
+    options.properties[key] = "false";
+    EXPECT_EQ(construction_error(options), "");
+  }
+}
+
+TEST(KafkaSourceConfig, RequiredOptionsAreNamed) {
+  auto options = unreachable();
+  options.topics.clear();
+  EXPECT_NE(construction_error(options).find("topics"), std::string::npos);
+  options = unreachable();
+  options.group_id.clear();
+  EXPECT_NE(construction_error(options).find("group_id"), std::string::npos);
+  options.properties["group.id"] = "from-properties";
+  EXPECT_EQ(construction_error(options), "");
+  options = unreachable();
+  options.bootstrap_servers.clear();
+  EXPECT_NE(construction_error(options).find("bootstrap_servers"), std::string::npos);
+}
+
+TEST(KafkaSourceConfig, PassThroughPropertiesAndRegexAreAccepted) {
+  auto options = unreachable();
+  options.topics = {"^events-.*"};
+  options.properties["auto.offset.reset"] = "latest";
+  options.properties["partition.assignment.strategy"] = "cooperative-sticky";
+  options.properties["client.id"] = "hbingest-test";
+  EXPECT_EQ(construction_error(options), "");
+}
+
+TEST(KafkaSource, UnreachableBrokerPollReturnsEmptyAndCloses) {
+  KafkaSource source(unreachable());
+  // No assertion on elapsed time: a hang is caught by the test timeout.
+  EXPECT_TRUE(source.poll(100, 300ms).empty());
+  EXPECT_TRUE(source.poll(100, 0ms).empty());
+  EXPECT_TRUE(source.assignment().empty());
+  source.commit({}, true);  // nothing to commit is not an error (and never "commit everything")
+  source.close();
+  EXPECT_THROW(source.poll(1, 0ms), std::logic_error);
+  source.close();  // idempotent
+}
+
+TEST(KafkaSource, SynchronousCommitWithoutCoordinatorFailsWithinItsTimeout) {
+  auto options = unreachable();
+  options.sync_commit_timeout = 500ms;
+  KafkaSource source(options);
+  try {
+    source.commit({{{"events", 0}, 42}}, true);
+    ADD_FAILURE() << "commit without a reachable coordinator succeeded";
+  } catch (const KafkaError& e) {
+    EXPECT_NE(std::string(e.what()).find("events[0]@42"), std::string::npos) << e.what();
+    EXPECT_FALSE(e.fatal());
+  }
+}
+
+TEST(KafkaSource, AsynchronousCommitDoesNotThrow) {
+  KafkaSource source(unreachable());
+  source.commit({{{"events", 0}, 42}}, false);
+  EXPECT_TRUE(source.poll(10, 100ms).empty());
+}
+
+TEST(KafkaSource, DestructorWithoutCloseReturns) {
+  auto source = std::make_unique<KafkaSource>(unreachable());
+  EXPECT_TRUE(source->poll(1, 100ms).empty());
+  source.reset();
+}
+
+TEST(KafkaSource, PausingAnUnassignedPartitionFailsNamingIt) {
+  KafkaSource source(unreachable());
+  try {
+    source.pause({{"events", 3}});
+    ADD_FAILURE() << "pausing an unassigned partition succeeded";
+  } catch (const KafkaError& e) {
+    EXPECT_NE(std::string(e.what()).find("events[3]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hbingest::connectors
