@@ -24,9 +24,13 @@ std::string scalar_text(const element& value) {
     case element_type::UINT64:
       return std::to_string(value.get_uint64().value_unsafe());
     case element_type::DOUBLE: {
+      // Shortest text that reads back to the same double; an integral one keeps a ".0" so the cell
+      // still says it was a JSON float (410.0 stays "410.0", as Python and Java producers write it).
       char buffer[32];
       const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value.get_double().value_unsafe());
-      return std::string(buffer, result.ptr);
+      std::string text(buffer, result.ptr);
+      if (text.find_first_of(".eEni") == std::string::npos) text += ".0";
+      return text;
     }
     case element_type::BOOL:
       return value.get_bool().value_unsafe() ? "true" : "false";
@@ -45,6 +49,9 @@ std::string scalar_text(const element& value) {
 class JsonEventFields final : public keyspec::EventFields {
  public:
   std::optional<keyspec::FieldValue> field(std::string_view name) const override {
+    // An event whose time came from the Kafka timestamp shows that time to the key spec too, so
+    // the key's time component and the cell timestamp agree.
+    if (fallback_time_ms_ && name == time_field_) return keyspec::FieldValue{*fallback_time_ms_};
     element value;
     if (object_.at_key(name).get(value) != simdjson::SUCCESS) return std::nullopt;
     switch (value.type()) {
@@ -69,6 +76,8 @@ class JsonEventFields final : public keyspec::EventFields {
     return std::nullopt;
   }
   simdjson::dom::object object_;
+  std::string time_field_;
+  std::optional<std::int64_t> fallback_time_ms_;
 };
 
 struct EventDecoder::Impl {
@@ -77,11 +86,12 @@ struct EventDecoder::Impl {
   JsonEventFields fields;
 
   std::optional<InvalidEvent> read_time(const element& object, const connectors::SourceMessage& message,
-                                        std::int64_t& time_ms) const {
+                                        std::int64_t& time_ms) {
     element value;
     if (object.at_key(config.time_field).get(value) != simdjson::SUCCESS || value.is_null()) {
       if (config.kafka_time_fallback && message.timestamp_ms >= 0) {
         time_ms = message.timestamp_ms;
+        fields.fallback_time_ms_ = time_ms;
         return std::nullopt;
       }
       return InvalidEvent{"missing_time", "event has no time field '" + config.time_field + "'"};
@@ -118,6 +128,7 @@ struct EventDecoder::Impl {
 
 EventDecoder::EventDecoder(config::DecodeConfig config) : impl_(std::make_unique<Impl>()) {
   impl_->config = std::move(config);
+  impl_->fields.time_field_ = impl_->config.time_field;
 }
 EventDecoder::~EventDecoder() = default;
 
@@ -133,6 +144,7 @@ std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage
   if (const auto error = impl_->parser.parse(message.payload).get(document); error != simdjson::SUCCESS) {
     return InvalidEvent{"invalid_json", std::string("payload is not valid JSON: ") + simdjson::error_message(error)};
   }
+  impl_->fields.fallback_time_ms_.reset();
   if (document.get_object().get(impl_->fields.object_) != simdjson::SUCCESS) {
     return InvalidEvent{"not_an_object", "payload is JSON but not an object"};
   }

@@ -1,6 +1,7 @@
 #include "hbingest/daemon/table_bootstrap.h"
 
 #include <set>
+#include <stdexcept>
 
 #include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/daemon/connector_options.h"
@@ -33,6 +34,17 @@ BootstrapReport bootstrap_tables(const config::Config& config, const Router& rou
     }
   }
   return report;
+}
+
+void require_tables(const config::Config& config, const Router& router) {
+  connectors::HBaseAdmin admin(thrift2_options(config.hbase));
+  for (const auto& route : router.routes()) {
+    const auto spec = table_spec(config, route->table, {});
+    if (!admin.table_exists(spec.ns, spec.table)) {
+      throw std::runtime_error("HBase table " + route->table + " does not exist: run `hbingest bootstrap --config " +
+                               config.source.string() + "` or set table.create_table: true");
+    }
+  }
 }
 
 }  // namespace hbingest::daemon

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string_view>
 
+#include <thrift/TApplicationException.h>
 #include <thrift/TConfiguration.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TCompactProtocol.h>
@@ -124,6 +125,13 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
                      is_retriable_hbase_message(message));
   } catch (const thrift2::gen::TIllegalArgument& e) {
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " rejected an argument: " + e.message,
+                     where, operation, false);
+  } catch (const apache::thrift::TApplicationException& e) {
+    // The server's handler threw something other than an IOException — in practice HBase's client
+    // rejecting the data (IllegalArgumentException: "Row length 40000 is > 32767", cell too big).
+    // A reply was read, so the connection is still in step; trying again cannot help.
+    throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed inside the gateway: " + e.what() +
+                         " (see the Thrift2 server log)",
                      where, operation, false);
   } catch (const TTransportException& e) {
     disconnect();

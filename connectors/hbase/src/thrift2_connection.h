@@ -3,6 +3,7 @@
 // The only place where Thrift exceptions become HBaseError (with endpoint and operation).
 // Not thread-safe: the generated client interleaves one request/response at a time.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,8 +41,11 @@ class Thrift2Connection {
   void connect();
   [[noreturn]] void rethrow_as_hbase_error(const char* operation);
 
+  static constexpr std::chrono::seconds kIdleReconnect{30};
+
   Thrift2Options options_;
   std::size_t endpoint_index_ = 0;
+  std::chrono::steady_clock::time_point last_used_{};
   std::size_t failovers_ = 0;
   // Declared in destruction order: the client uses the protocol, which uses the transport.
   std::shared_ptr<apache::thrift::transport::TTransport> transport_;
@@ -52,7 +56,12 @@ template <typename Fn>
 auto Thrift2Connection::call(const char* operation, Fn&& fn)
     -> decltype(fn(std::declval<thrift2::gen::THBaseServiceClient&>())) {
   try {
+    const auto now = std::chrono::steady_clock::now();
+    // HBase's Thrift servers drop connections idle for 60 s; a call on such a socket fails after
+    // the request may or may not have been read. Reconnecting first keeps every call unambiguous.
+    if (client_ && now - last_used_ > kIdleReconnect) disconnect();
     if (!client_) connect();
+    last_used_ = now;
     return fn(*client_);
   } catch (...) {
     rethrow_as_hbase_error(operation);

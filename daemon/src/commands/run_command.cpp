@@ -117,6 +117,7 @@ int run_command(const Args& args) {
     const auto report = bootstrap_tables(config, router);
     for (const auto& line : report.lines) spdlog::info("bootstrap: {}", line);
   }
+  require_tables(config, router);
 
   PipelineMetrics pipeline_metrics(registry, wall_clock_ms);
   auto source_options = kafka_source_options(config.kafka);

@@ -17,4 +17,8 @@ struct BootstrapReport {
 
 BootstrapReport bootstrap_tables(const config::Config& config, const Router& router);
 
+// Throws naming the first route table that does not exist. The daemon calls it before consuming:
+// HBase's Thrift2 gateway acknowledges puts into a missing table without storing them.
+void require_tables(const config::Config& config, const Router& router);
+
 }  // namespace hbingest::daemon

@@ -1,0 +1,202 @@
+// deploy/container/Containerfile cannot be built here (no container engine), so check what would
+// silently break it: the runtime stage's packages must provide every shared library the built
+// binary loads (ldd, mapped to Debian packages with dpkg -S), and the image must run as non-root.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "deploy_test_support.h"
+
+namespace hbingest::deploy_test {
+namespace {
+
+struct Stage {
+  std::string from;
+  std::vector<std::string> instructions;  // continuation lines joined, comments dropped
+};
+
+std::vector<Stage> parse_containerfile() {
+  std::istringstream lines(read_file(source_dir() / "deploy" / "container" / "Containerfile"));
+  std::vector<Stage> stages;
+  std::string line, pending;
+  while (std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (!line.empty() && line.back() == '\\') {
+      pending += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    const std::string instruction = pending + line;
+    pending.clear();
+    if (instruction.rfind("FROM ", 0) == 0) {
+      stages.push_back({instruction.substr(5), {}});
+    } else if (!stages.empty()) {
+      stages.back().instructions.push_back(instruction);
+    }
+  }
+  return stages;
+}
+
+// Package names after `apt-get install` in the stage's RUN instructions.
+std::set<std::string> installed_packages(const Stage& stage) {
+  std::set<std::string> packages;
+  for (const auto& instruction : stage.instructions) {
+    std::istringstream words(instruction);
+    std::string word;
+    bool installing = false;
+    while (words >> word) {
+      if (word == "install" ) {
+        installing = true;
+      } else if (word == "&&" || word == ";") {
+        installing = false;
+      } else if (installing && word[0] != '-') {
+        packages.insert(word);
+      }
+    }
+  }
+  return packages;
+}
+
+// usrmerge: dpkg may know a library under /usr/lib while ldd reports /lib, or the other way round.
+std::vector<std::string> path_variants(const std::string& library) {
+  std::vector<std::string> variants;
+  for (const std::string& path : {library, std::filesystem::weakly_canonical(library).string()}) {
+    variants.push_back(path);
+    variants.push_back(path.rfind("/usr/", 0) == 0 ? path.substr(4) : "/usr" + path);
+  }
+  return variants;
+}
+
+// Library path -> Debian package, for every path in one dpkg -S call ("pkg:arch: /path" lines).
+std::map<std::string, std::string> packages_of(const std::vector<std::string>& libraries) {
+  std::vector<std::string> query = {"dpkg", "-S"};
+  for (const auto& library : libraries) {
+    for (auto& variant : path_variants(library)) query.push_back(std::move(variant));
+  }
+  const auto result = run(query);  // exit 1 when some variant is unknown: the others still print
+  std::map<std::string, std::string> owner_by_path;
+  static const std::regex kOwner(R"(^([a-z0-9][a-z0-9.+-]+)(?::[a-z0-9]+)?: (/\S+)$)");
+  std::istringstream lines(result.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, kOwner)) owner_by_path[m[2]] = m[1];
+  }
+  std::map<std::string, std::string> packages;
+  for (const auto& library : libraries) {
+    for (const auto& variant : path_variants(library)) {
+      if (const auto it = owner_by_path.find(variant); it != owner_by_path.end()) packages.emplace(library, it->second);
+    }
+  }
+  return packages;
+}
+
+// The packages apt would install with `roots`: their Depends and Pre-Depends, recursively, as far
+// as this machine has them installed (every library the binary loads is installed here). One
+// dpkg-query per level of the dependency tree.
+std::set<std::string> dependency_closure(const std::set<std::string>& roots) {
+  static const std::regex kName(R"((?:^|[,|]\s*)([a-z0-9][a-z0-9.+-]+))");
+  std::set<std::string> seen;
+  std::set<std::string> level = roots;
+  while (!level.empty()) {
+    std::vector<std::string> query = {"dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}\n"};
+    for (const auto& package : level) {
+      if (seen.insert(package).second) query.push_back(package);
+    }
+    level.clear();
+    if (query.size() == 3) break;
+    const auto result = run(query);  // exit 1 when some name is not installed: the others still print
+    std::istringstream lines(result.output);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind("dpkg-query:", 0) == 0) continue;  // "no packages found matching ..."
+      for (std::sregex_iterator it(line.begin(), line.end(), kName), end; it != end; ++it) {
+        if (!seen.contains((*it)[1])) level.insert((*it)[1]);
+      }
+    }
+  }
+  return seen;
+}
+
+bool package_known(const std::string& package) {
+  return run({"dpkg-query", "-W", "-f=${Status}", package}).output.find("install ok installed") != std::string::npos ||
+         run({"apt-cache", "show", package}).exit_code == 0;
+}
+
+TEST(ContainerImage, IsMultiStageOnDebian12AndRunsAsNonRoot) {
+  const auto stages = parse_containerfile();
+  ASSERT_GE(stages.size(), 2u);
+  for (const auto& stage : stages) EXPECT_EQ(stage.from.rfind("debian:12", 0), 0u) << stage.from;
+  const auto& runtime = stages.back();
+  std::string user, entrypoint;
+  bool copies_binary = false;
+  for (const auto& instruction : runtime.instructions) {
+    if (instruction.rfind("USER ", 0) == 0) user = instruction.substr(5);
+    if (instruction.rfind("ENTRYPOINT ", 0) == 0) entrypoint = instruction.substr(11);
+    if (instruction.rfind("COPY --from=", 0) == 0 && instruction.find("/hbingest") != std::string::npos) copies_binary = true;
+  }
+  EXPECT_TRUE(copies_binary) << "the runtime stage copies the binary from the builder";
+  EXPECT_EQ(entrypoint, R"(["hbingest"])");
+  ASSERT_FALSE(user.empty()) << "USER missing: the image would run as root";
+  EXPECT_TRUE(std::regex_match(user, std::regex(R"([1-9][0-9]*(:[0-9]+)?)")))
+      << "USER " << user << ": numeric so runAsNonRoot can check it";
+  EXPECT_TRUE(installed_packages(stages.front()).contains("cmake"));
+}
+
+TEST(ContainerImage, RuntimePackagesExist) {
+  const auto packages = installed_packages(parse_containerfile().back());
+  ASSERT_FALSE(packages.empty());
+  for (const auto& package : packages) EXPECT_TRUE(package_known(package)) << package << ": no such Debian package";
+}
+
+TEST(ContainerImage, RuntimePackagesCoverEverySharedLibrary) {
+  if (HBINGEST_SANITIZED) GTEST_SKIP() << "sanitizer build: its binary links libasan/libubsan, unlike the image's";
+  const auto listed = installed_packages(parse_containerfile().back());
+  const auto closure = dependency_closure(listed);
+  const auto ldd = run({"ldd", hbingest_binary().string()});
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.output;
+  ASSERT_EQ(ldd.output.find("not found"), std::string::npos) << ldd.output;
+  const auto needed = run({"objdump", "-p", hbingest_binary().string()});
+  std::set<std::string> direct;
+  static const std::regex kNeeded(R"(NEEDED\s+(\S+))");
+  for (std::sregex_iterator it(needed.output.begin(), needed.output.end(), kNeeded), end; it != end; ++it) {
+    direct.insert((*it)[1]);
+  }
+
+  // "\tlibfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)" or "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
+  static const std::regex kLibrary(R"(^\s*(\S+)(?: => (/\S+))? \(0x)");
+  std::vector<std::pair<std::string, std::string>> libraries;  // soname, path
+  std::istringstream lines(ldd.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, kLibrary)) continue;
+    const std::string path = m[2].matched ? m[2].str() : m[1].str();
+    if (path.front() == '/') libraries.emplace_back(m[1], path);  // linux-vdso.so.1 lives in the kernel
+  }
+  std::vector<std::string> paths;
+  for (const auto& library : libraries) paths.push_back(library.second);
+  const auto packages = packages_of(paths);
+
+  std::size_t checked = 0;
+  for (const auto& [soname, path] : libraries) {
+    const auto owner = packages.find(path);
+    ASSERT_NE(owner, packages.end()) << path << " belongs to no Debian package: the image could not provide it";
+    const std::string& package = owner->second;
+    ++checked;
+    EXPECT_TRUE(closure.contains(package)) << soname << " comes from " << package
+                                           << ", which the runtime stage neither installs nor pulls in";
+    // Libraries the binary links directly are listed by name, not left to a dependency's dependency.
+    if (direct.contains(soname)) {
+      EXPECT_TRUE(listed.contains(package)) << soname << ": list " << package;
+    }
+  }
+  EXPECT_GE(checked, direct.size());
+}
+
+}  // namespace
+}  // namespace hbingest::deploy_test
