@@ -6,7 +6,7 @@ find_package(OpenSSL REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(simdjson REQUIRED)
-find_package(nlohmann_json REQUIRED)
+find_package(nlohmann_json 3.11 REQUIRED)
 find_package(CLI11 REQUIRED)
 
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
