@@ -15,6 +15,8 @@ def test_live_scrape_passes_promtool_and_prometheus_queries_our_counter(daemon_f
     produce(topic, [json.dumps(login(now_ms() - i)) for i in range(500)] + ["not json"])
     daemon = daemon_factory(topic, table).start()
     wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 500, 60, "rows written")
+    # Lag comes from librdkafka's statistics, every statistics_interval (1 s here).
+    wait_for(lambda: "hbingest_consumer_lag{" in daemon.metrics_text(), 30, "the first lag report")
 
     exposition = daemon.metrics_text()
     check = subprocess.run(["promtool", "check", "metrics"], input=exposition, capture_output=True, text=True)
