@@ -17,6 +17,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 # A private stack for this run: its own state dir, torn down on exit whatever happens.
 export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}
+# Ports shifted by 1000 so a demo stack on the default ports can keep running.
+export HBSTACK_PORT_OFFSET=${HBSTACK_PORT_OFFSET:-1000}
 cleanup() { stack/hbstack down --purge >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 stack/hbstack up
