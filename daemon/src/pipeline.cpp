@@ -291,6 +291,9 @@ void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {
       },
       deadline);
   commit(true, &partitions);
+  std::vector<std::pair<std::string, std::int32_t>> gone;
+  for (const auto& tp : partitions) gone.emplace_back(tp.topic, tp.partition);
+  observer_.on_partitions_revoked(gone);
   for (const auto& tp : partitions) {
     tracker_.forget(tp);
     assigned_.erase(tp);

@@ -103,6 +103,14 @@ void PipelineMetrics::on_commit(std::string_view topic, std::int32_t partition, 
 
 void PipelineMetrics::on_commit_failure() { commit_failures_.increment(); }
 
+void PipelineMetrics::on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
+  for (const auto& [topic, partition] : partitions) {
+    const metrics::Labels labels{{"topic", topic}, {"partition", std::to_string(partition)}};
+    committed_offset_.remove(labels);
+    consumer_lag_.remove(labels);
+  }
+}
+
 void PipelineMetrics::on_kafka_statistics(const std::string& json) {
   // {"topics": {"t": {"partitions": {"0": {"consumer_lag": N, ...}, "-1": {...}}}}}
   simdjson::dom::parser parser;

@@ -12,6 +12,11 @@ void register_build_info(metrics::Registry& registry) {
   registry.gauge_family("hbingest_build_info", "Build information; always 1.").add({{"version", kVersion}}).set(1);
 }
 
+void register_readiness_gauge(metrics::Registry& registry, std::function<Readiness()> readiness) {
+  registry.gauge_family("hbingest_ready", "1 when /readyz answers ready, else 0.")
+      .add_callback({}, [readiness = std::move(readiness)] { return readiness().ready ? 1.0 : 0.0; });
+}
+
 Readiness ingest_readiness(const PipelineStats& stats, const WriterPool& writers) {
   Readiness readiness;
   if (!stats.assignment_received.load()) {

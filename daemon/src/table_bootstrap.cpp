@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/connectors/kafka_producer.h"
 #include "hbingest/daemon/connector_options.h"
 
 namespace hbingest::daemon {
@@ -34,6 +35,16 @@ BootstrapReport bootstrap_tables(const config::Config& config, const Router& rou
     }
   }
   return report;
+}
+
+std::string ensure_dead_letter_topic(const config::Config& config) {
+  constexpr int kPartitions = 1;  // dead letters are rare; one partition keeps them in order
+  constexpr int kReplication = -1;  // the broker's default.replication.factor
+  constexpr std::chrono::milliseconds kTimeout{30000};
+  connectors::KafkaProducer admin(dead_letter_options(config).producer);
+  const bool created = admin.create_topic(config.dlq.topic, kPartitions, kReplication,
+                                          {{"max.message.bytes", "10485760"}}, kTimeout);
+  return (created ? "created dead-letter topic " : "dead-letter topic exists: ") + config.dlq.topic;
 }
 
 void require_tables(const config::Config& config, const Router& router) {

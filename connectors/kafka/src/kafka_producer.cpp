@@ -11,6 +11,7 @@
 
 #include "hbingest/connectors/kafka_error.h"
 #include "rate_limited_log.h"
+#include "callback_guard.h"
 #include "rdkafka_handles.h"
 
 namespace hbingest::connectors {
@@ -140,13 +141,13 @@ class KafkaProducer::Impl {
 
   int poll(std::chrono::milliseconds timeout) {
     const int served = rd_kafka_poll(rk_.get(), to_poll_ms(timeout));
-    rethrow_pending();
+    guard_.rethrow_pending();
     return served;
   }
 
   bool flush(std::chrono::milliseconds timeout) {
     const rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), to_poll_ms(timeout));
-    rethrow_pending();
+    guard_.rethrow_pending();
     if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) return false;
     check_error(err, "kafka producer: flush", rk_.get());
     return pending_.empty();
@@ -195,23 +196,6 @@ class KafkaProducer::Impl {
  private:
   static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
 
-  void rethrow_pending() {
-    if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
-  }
-
-  template <typename F>
-  void guarded(const char* where, F&& f) noexcept {
-    try {
-      std::forward<F>(f)();
-    } catch (const std::exception& e) {
-      spdlog::error("kafka producer: {}: {}", where, e.what());
-      if (!first_error_) first_error_ = std::current_exception();
-    } catch (...) {
-      spdlog::error("kafka producer: {}: unknown exception", where);
-      if (!first_error_) first_error_ = std::current_exception();
-    }
-  }
-
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
     Impl& impl = self(opaque);
     const auto it = impl.pending_.find(from_opaque(msg->_private));
@@ -225,14 +209,14 @@ class KafkaProducer::Impl {
     if (msg->rkt != nullptr) report.topic = rd_kafka_topic_name(msg->rkt);
     report.partition = msg->partition;
     report.offset = msg->offset;
-    impl.guarded("delivery callback", [&] { callback(report); });
+    impl.guard_.guarded("delivery callback", [&] { callback(report); });
   }
 
   static void on_error(rd_kafka_t* rk, int err_code, const char* reason, void* opaque) {
     Impl& impl = self(opaque);
     const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
     if (err == RD_KAFKA_RESP_ERR__FATAL) {
-      impl.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
+      impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
       return;
     }
     if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err), std::chrono::steady_clock::now())) {
@@ -247,7 +231,7 @@ class KafkaProducer::Impl {
   KafkaProducerOptions options_;
   std::unordered_map<std::uint64_t, DeliveryCallback> pending_;
   std::uint64_t next_id_ = 1;
-  std::exception_ptr first_error_;
+  CallbackGuard guard_{"kafka producer"};
   detail::RateLimitedLog error_log_{kErrorLogInterval};
   bool destroying_ = false;
   // Last member: destroyed first, while pending_ still exists for any report served on the way.

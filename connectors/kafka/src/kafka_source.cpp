@@ -11,6 +11,7 @@
 
 #include "hbingest/connectors/kafka_error.h"
 #include "rate_limited_log.h"
+#include "callback_guard.h"
 #include "rdkafka_handles.h"
 
 namespace hbingest::connectors {
@@ -138,7 +139,7 @@ class KafkaSource::Impl {
 
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
-    rethrow_pending();
+    guard_.rethrow_pending();
     std::vector<SourceMessage> out;
     int wait_ms = to_poll_ms(timeout);
     while (out.size() < max_messages) {
@@ -151,7 +152,7 @@ class KafkaSource::Impl {
       }
       out.push_back(copy(*msg));
     }
-    rethrow_pending();
+    guard_.rethrow_pending();
     return out;
   }
 
@@ -235,9 +236,9 @@ class KafkaSource::Impl {
     // on_revoked then fails with UNKNOWN_MEMBER_ID. The revoke callback during close only unassigns.
     if (listener_ != nullptr) {
       std::vector<TopicPartition> owned;
-      guarded("assignment before close", [&] { owned = assignment(); });
+      guard_.guarded("assignment before close", [&] { owned = assignment(); });
       if (!owned.empty()) {
-        guarded("on_revoked", [&] { listener_->on_revoked(owned); });
+        guard_.guarded("on_revoked", [&] { listener_->on_revoked(owned); });
         spdlog::info("kafka consumer: revoked {} (closing)", describe(owned));
       }
     }
@@ -256,7 +257,7 @@ class KafkaSource::Impl {
       }
       rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(kClosePollInterval));
     }
-    rethrow_pending();
+    guard_.rethrow_pending();
   }
 
   std::uint64_t failed_async_commits() const noexcept { return failed_async_commits_; }
@@ -288,24 +289,6 @@ class KafkaSource::Impl {
   // Commit, pause and resume stay allowed while closing (from inside on_revoked).
   void ensure_open(const char* operation) const {
     if (state_ == State::kClosed) throw std::logic_error(std::string("kafka consumer: ") + operation + "() after close()");
-  }
-
-  // No exception may unwind through librdkafka's C frames: keep the first, log the rest.
-  template <typename F>
-  void guarded(const char* where, F&& f) noexcept {
-    try {
-      std::forward<F>(f)();
-    } catch (const std::exception& e) {
-      spdlog::error("kafka consumer: {}: {}", where, e.what());
-      if (!pending_) pending_ = std::current_exception();
-    } catch (...) {
-      spdlog::error("kafka consumer: {}: unknown exception", where);
-      if (!pending_) pending_ = std::current_exception();
-    }
-  }
-
-  void rethrow_pending() {
-    if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
   }
 
   void log_limited(rd_kafka_resp_err_t err, const std::string& what) {
@@ -360,7 +343,7 @@ class KafkaSource::Impl {
     const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
     const auto tps = detail::from_partition_list(partitions);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-      impl.guarded("assign", [&] {
+      impl.guard_.guarded("assign", [&] {
         if (cooperative) {
           check_error(detail::ErrorPtr(rd_kafka_incremental_assign(rk, partitions)),
                       "kafka consumer: incremental assign " + describe(tps));
@@ -369,7 +352,7 @@ class KafkaSource::Impl {
         }
       });
       if (!tps.empty()) spdlog::info("kafka consumer: assigned {}", describe(tps));
-      if (impl.listener_ != nullptr && impl.state_ == State::kOpen) impl.guarded("on_assigned", [&] { impl.listener_->on_assigned(tps); });
+      if (impl.listener_ != nullptr && impl.state_ == State::kOpen) impl.guard_.guarded("on_assigned", [&] { impl.listener_->on_assigned(tps); });
       return;
     }
     if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
@@ -380,10 +363,10 @@ class KafkaSource::Impl {
       // The listener runs while the partitions are still ours, so it can still commit them. While
       // closing it already ran from close().
       if (impl.listener_ != nullptr && impl.state_ == State::kOpen) {
-        impl.guarded("on_revoked", [&] { impl.listener_->on_revoked(tps); });
+        impl.guard_.guarded("on_revoked", [&] { impl.listener_->on_revoked(tps); });
       }
       if (!tps.empty() && impl.state_ == State::kOpen) spdlog::info("kafka consumer: revoked {}", describe(tps));
-      impl.guarded("unassign", [&] {
+      impl.guard_.guarded("unassign", [&] {
         if (cooperative) {
           check_error(detail::ErrorPtr(rd_kafka_incremental_unassign(rk, partitions)),
                       "kafka consumer: incremental unassign " + describe(tps));
@@ -394,7 +377,7 @@ class KafkaSource::Impl {
       return;
     }
     spdlog::error("kafka consumer: rebalance error: {}", rd_kafka_err2str(err));
-    impl.guarded("unassign after rebalance error", [&] {
+    impl.guard_.guarded("unassign after rebalance error", [&] {
       if (cooperative) {
         check_error(detail::ErrorPtr(rd_kafka_incremental_unassign(rk, partitions)),
                     "kafka consumer: incremental unassign");
@@ -425,7 +408,7 @@ class KafkaSource::Impl {
     Impl& impl = self(opaque);
     const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
     if (err == RD_KAFKA_RESP_ERR__FATAL) {
-      impl.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
+      impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
       return;
     }
     // _TRANSPORT, _ALL_BROKERS_DOWN, _RESOLVE...: librdkafka keeps retrying by itself.
@@ -434,13 +417,13 @@ class KafkaSource::Impl {
 
   static int on_stats(rd_kafka_t*, char* json, std::size_t json_len, void* opaque) {
     Impl& impl = self(opaque);
-    impl.guarded("on_statistics", [&] { impl.options_.on_statistics(std::string(json, json_len)); });
+    impl.guard_.guarded("on_statistics", [&] { impl.options_.on_statistics(std::string(json, json_len)); });
     return 0;  // librdkafka frees the buffer
   }
 
   KafkaSourceOptions options_;
   RebalanceListener* listener_ = nullptr;
-  std::exception_ptr pending_;
+  CallbackGuard guard_{"kafka consumer"};
   detail::RateLimitedLog error_log_{kErrorLogInterval};
   std::uint64_t failed_async_commits_ = 0;
   enum class State { kOpen, kClosing, kClosed };

@@ -22,6 +22,7 @@ int bootstrap_command(const Args& args) {
   const Router router(config);
   const BootstrapReport report = bootstrap_tables(config, router);
   for (const auto& line : report.lines) std::cout << line << '\n';
+  std::cout << ensure_dead_letter_topic(config) << '\n';
   if (report.differences) {
     std::cerr << "hbingest bootstrap: existing tables differ from " << config_path
               << "; change the table by hand or the config, hbingest never alters a table\n";

@@ -116,6 +116,7 @@ int run_command(const Args& args) {
   if (config.table.create_table) {
     const auto report = bootstrap_tables(config, router);
     for (const auto& line : report.lines) spdlog::info("bootstrap: {}", line);
+    spdlog::info("bootstrap: {}", ensure_dead_letter_topic(config));
   }
   require_tables(config, router);
 
@@ -144,7 +145,9 @@ int run_command(const Args& args) {
     queries = std::make_unique<QueryService>(config, router, &registry);
     server = std::make_unique<http::HttpServer>(http_server_options(config.http));
     queries->mount(*server);
-    mount_service_endpoints(*server, registry, [&] { return ingest_readiness(pipeline.stats(), writers); });
+    const auto readiness = [&] { return ingest_readiness(pipeline.stats(), writers); };
+    register_readiness_gauge(registry, readiness);
+    mount_service_endpoints(*server, registry, readiness);
     server->start();
     spdlog::info("HTTP on {}:{} (/v1/events, /metrics, /healthz, /readyz)", server->host(), server->port());
   }

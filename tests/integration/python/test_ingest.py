@@ -150,8 +150,15 @@ def test_bootstrap_presplits_on_salt_buckets_and_is_idempotent(tmp_path, names):
     write_config(config_path, names["topic"], names["table"], **{"table.create_table": False})
     first = run_hbingest("bootstrap", "--config", str(config_path))
     assert "created" in first.stdout
+    assert f"created dead-letter topic {names['dlq']}" in first.stdout
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    from support import KAFKA
+    resource = ConfigResource(ConfigResource.Type.TOPIC, names["dlq"])
+    admin = AdminClient({"bootstrap.servers": KAFKA()})  # must outlive its future
+    configs = admin.describe_configs([resource])[resource].result(30)
+    assert configs["max.message.bytes"].value == "10485760", "room for a 5 MB dead letter"
     second = run_hbingest("bootstrap", "--config", str(config_path))
-    assert "ok" in second.stdout and "created" not in second.stdout
+    assert "ok" in second.stdout and "created" not in second.stdout and "dead-letter topic exists" in second.stdout
 
     connection = hbase()
     try:

@@ -24,7 +24,8 @@ def test_live_scrape_passes_promtool_and_prometheus_queries_our_counter(daemon_f
     for family in ("hbingest_events_consumed_total", "hbingest_rows_written_total", "hbingest_batch_rows_bucket",
                    "hbingest_write_latency_seconds_bucket", "hbingest_end_to_end_latency_seconds_count",
                    "hbingest_salt_bucket_rows_total", "hbingest_committed_offset", "hbingest_consumer_lag",
-                   "hbingest_inflight_events", "hbingest_events_invalid_total", "hbingest_build_info"):
+                   "hbingest_inflight_events", "hbingest_events_invalid_total", "hbingest_build_info",
+                   "hbingest_ready 1"):
         assert family in exposition, family
 
     port = free_port()

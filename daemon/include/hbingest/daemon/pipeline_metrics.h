@@ -34,6 +34,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_paused_partitions(std::size_t count) override;
   void on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) override;
   void on_commit_failure() override;
+  void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) override;
 
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);

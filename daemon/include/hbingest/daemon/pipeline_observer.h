@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hbingest::daemon {
 
@@ -26,6 +28,8 @@ class PipelineObserver {
   virtual void on_paused_partitions(std::size_t /*count*/) {}
   virtual void on_commit(std::string_view /*topic*/, std::int32_t /*partition*/, std::int64_t /*offset*/) {}
   virtual void on_commit_failure() {}
+  // The partitions left this consumer: per-partition series must go, or two replicas report one partition.
+  virtual void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& /*partitions*/) {}
 };
 
 }  // namespace hbingest::daemon

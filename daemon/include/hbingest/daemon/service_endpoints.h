@@ -26,6 +26,10 @@ void register_build_info(metrics::Registry& registry);
 // partitions is legitimate) and HBase accepts writes (no writer is backing off).
 Readiness ingest_readiness(const PipelineStats& stats, const WriterPool& writers);
 
+// hbingest_ready: 1 while `readiness` says ready (what /readyz answers), for alerting on a pod that
+// is alive but not doing its job. The registry must not outlive what `readiness` reads.
+void register_readiness_gauge(metrics::Registry& registry, std::function<Readiness()> readiness);
+
 void mount_service_endpoints(http::HttpServer& server, const metrics::Registry& registry,
                              std::function<Readiness()> readiness);
 
