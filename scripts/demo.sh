@@ -24,7 +24,7 @@ $HB run --config "$CONFIG" --progress &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
 
-$HB gen --brokers "$HBINGEST_KAFKA_BOOTSTRAP" --topic events --rate "$RATE" --count "$EVENTS" --invalid-fraction 0.01 >/dev/null
+$HB gen --brokers "$HBINGEST_KAFKA_BOOTSTRAP" --topic events --partitions 4 --rate "$RATE" --count "$EVENTS" --invalid-fraction 0.01 >/dev/null
 # Wait until the daemon has consumed everything (lag 0 on its /metrics) or 120 s pass.
 for _ in $(seq 1 120); do
   lag=$(curl -sf http://127.0.0.1:8080/metrics | awk '/^hbingest_consumer_lag\{/ {s+=$2} END {print s+0}')

@@ -158,7 +158,10 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
     case config::OnInvalid::dlq:
       break;
   }
-  spdlog::info("dead-lettering {} ({}): {}", describe(message), stage, detail);
+  // Every letter carries its origin in its headers and is counted; the log shows one per reason
+  // and interval, with the number of repeats it stood for.
+  rejections_log_.log(spdlog::level::info, stage + "." + reason,
+                      "dead-lettering " + describe(message) + " (" + stage + "): " + detail);
   send_dead_letter(connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail});
 }
 
@@ -173,7 +176,8 @@ void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
       return;
     }
     // Neither stored nor dead-lettered: keep it pending (so its offset is not committed) and try again.
-    spdlog::warn("dead letter for {} not delivered, retrying: {}", describe(original), error);
+    rejections_log_.log(spdlog::level::warn, "dlq_retry",
+                        "dead letter for " + describe(original) + " not delivered, retrying: " + error);
     dead_letter_retries_.push_back(std::move(*shared));
   });
 }

@@ -86,8 +86,9 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
       } catch (const connectors::HBaseError& e) {
         observer_.on_write_retry(e.endpoint(), e.operation());
         const auto delay = backoff.next();
-        spdlog::warn("write of {} rows to {} failed (attempt {}), retrying in {} ms: {}", batch.rows.size(),
-                     batch.table, backoff.attempts(), delay.count(), e.what());
+        retry_log_.log(spdlog::level::warn, e.endpoint(),
+                       fmt::format("write of {} rows to {} failed (attempt {}), retrying in {} ms: {}",
+                                   batch.rows.size(), batch.table, backoff.attempts(), delay.count(), e.what()));
         ++backing_off_;
         std::unique_lock lock(mutex_);
         const bool stop = stop_requested_cv_.wait_for(lock, delay, [&] { return stopping_; });

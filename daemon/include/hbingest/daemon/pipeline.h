@@ -21,6 +21,7 @@
 #include "hbingest/connectors/source.h"
 #include "hbingest/daemon/batcher.h"
 #include "hbingest/daemon/event_decoder.h"
+#include "hbingest/daemon/logging.h"
 #include "hbingest/daemon/offset_tracker.h"
 #include "hbingest/daemon/pipeline_observer.h"
 #include "hbingest/daemon/router.h"
@@ -96,6 +97,7 @@ class Pipeline final : public connectors::RebalanceListener {
   std::set<connectors::TopicPartition> paused_;
   std::vector<connectors::DeadLetter> dead_letter_retries_;
   std::chrono::steady_clock::time_point next_commit_;
+  RateLimitedLog rejections_log_{std::chrono::seconds(10)};
   PipelineStats stats_;
 };
 

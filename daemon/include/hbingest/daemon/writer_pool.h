@@ -16,6 +16,7 @@
 
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/daemon/batcher.h"
+#include "hbingest/daemon/logging.h"
 #include "hbingest/daemon/pipeline_observer.h"
 
 namespace hbingest::daemon {
@@ -65,6 +66,7 @@ class WriterPool {
   std::vector<BatchOutcome> completed_;
   bool stopping_ = false;
   std::atomic<int> backing_off_{0};
+  RateLimitedLog retry_log_{std::chrono::seconds(5)};  // one line per endpoint and interval in an outage
   // Last member: threads start after everything they use exists and are joined (in stop()) first.
   std::vector<std::thread> threads_;
 };
