@@ -28,6 +28,22 @@ std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The standalone region server stalls on memstore flushes under a bulk load; like the daemon's
+// writers, wait and try again instead of giving up.
+void write_with_retry(connectors::RowSink& sink, const std::string& table, std::span<const connectors::RowMutation> rows) {
+  constexpr int kAttempts = 20;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      if (!sink.write(table, rows, {}).empty()) throw std::runtime_error("HBase rejected benchmark rows");
+      return;
+    } catch (const connectors::HBaseError& e) {
+      if (!e.retriable() || attempt == kAttempts) throw;
+      std::fprintf(stderr, "load: retrying after: %s\n", e.what());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+}
+
 // Writes `rows` events with 4 writer threads; returns rows/s.
 double load(const connectors::Thrift2Options& thrift2, const std::string& table, const keyspec::KeySpec& spec,
             std::size_t rows, std::int64_t window_start, std::int64_t window_ms) {
@@ -51,11 +67,11 @@ double load(const connectors::Thrift2Options& thrift2, const std::string& table,
         batch.push_back({key, {{"d", "event_id", type}, {"d", "ts", std::to_string(ts)}, {"d", "user_id", user},
                                {"d", "ip", "10.1.2.3"}}, ts, std::nullopt});
         if (batch.size() == kBatch) {
-          sink->write(table, batch, {});
+          write_with_retry(*sink, table, batch);
           batch.clear();
         }
       }
-      if (!batch.empty()) sink->write(table, batch, {});
+      if (!batch.empty()) write_with_retry(*sink, table, batch);
     });
   }
   for (auto& writer : writers) writer.join();
