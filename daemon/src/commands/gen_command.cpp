@@ -14,8 +14,10 @@
 #include <string>
 #include <thread>
 
+#include "hbingest/config/duration.h"
 #include "hbingest/connectors/event_generator.h"
 #include "hbingest/connectors/kafka_producer.h"
+#include "hbingest/daemon/command_line.h"
 #include "hbingest/daemon/commands.h"
 
 namespace hbingest::daemon {
@@ -28,20 +30,6 @@ constexpr auto kFlushTimeout = 60s;
 constexpr auto kTopicCreateTimeout = 30s;
 // Rate pacing: sleep once a slice is ahead of schedule rather than after every event.
 constexpr auto kMaxSleep = 50ms;
-
-constexpr const char* kUsage =
-    "usage: hbingest gen --brokers HOST:PORT[,...] --topic T [options]\n"
-    "  --count N               events to produce (default 1000; 0 = until SIGINT/SIGTERM)\n"
-    "  --rate R                events per second (default 0 = as fast as possible)\n"
-    "  --invalid-fraction F    share of invalid events, 0..1 (default 0)\n"
-    "  --order-fraction F      share of valid events that are orders, 0..1 (default 0.4)\n"
-    "  --users N               distinct user ids, Zipf-skewed (default 100000)\n"
-    "  --seed S                random seed (default 1)\n"
-    "  --time-spread D         event times spread over [now - D, now], e.g. 10m, 30s, 500ms (default 0)\n"
-    "  --partitions P          create the topic with P partitions if it does not exist\n"
-    "                          (otherwise rely on broker auto-creation)\n"
-    "  --replication-factor R  for --partitions (default 1)\n"
-    "  -X key=value            librdkafka producer property (repeatable), e.g. -X security.protocol=ssl\n";
 
 std::atomic<bool> g_stop{false};
 
@@ -58,91 +46,40 @@ struct GenArgs {
   std::map<std::string, std::string> properties;
 };
 
-std::uint64_t parse_uint(const std::string& flag, const std::string& value) {
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != value.size() || value.empty() || value[0] == '-') {
-    throw std::invalid_argument(flag + ": expected a non-negative integer, got '" + value + "'");
-  }
-  return v;
-}
-
-double parse_double(const std::string& flag, const std::string& value) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != value.size() || value.empty() || !(v >= 0)) {
-    throw std::invalid_argument(flag + ": expected a non-negative number, got '" + value + "'");
-  }
-  return v;
-}
-
-// "10m", "30s", "500ms", "2h", "0".
-std::chrono::milliseconds parse_duration(const std::string& flag, const std::string& value) {
-  std::size_t digits = 0;
-  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
-  if (digits == 0) throw std::invalid_argument(flag + ": expected a duration like 10m, 30s or 500ms, got '" + value + "'");
-  const auto n = static_cast<std::int64_t>(parse_uint(flag, value.substr(0, digits)));
-  const std::string unit = value.substr(digits);
-  if (unit == "ms") return std::chrono::milliseconds(n);
-  if (unit == "s" || (unit.empty() && n == 0)) return std::chrono::seconds(n);
-  if (unit == "m") return std::chrono::minutes(n);
-  if (unit == "h") return std::chrono::hours(n);
-  throw std::invalid_argument(flag + ": unknown unit '" + unit + "' in '" + value + "' (use ms, s, m or h)");
-}
-
-// nullopt when --help was asked for (and printed).
-std::optional<GenArgs> parse_args(const Args& args) {
+// nullopt when --help was asked for (and printed) or the arguments were wrong (and said so).
+std::optional<GenArgs> parse_args(const Args& args, int& exit_code) {
+  CLI::App cli{"Produce realistic login/order JSON events (Zipf-skewed users, optional invalid share) to a topic.",
+               "hbingest gen"};
   GenArgs out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      return std::nullopt;
-    }
-    if (i + 1 >= args.size()) throw std::invalid_argument(flag + ": missing value\n" + kUsage);
-    const std::string& value = args[++i];
-    if (flag == "--brokers") {
-      out.brokers = value;
-    } else if (flag == "--topic") {
-      out.topic = value;
-    } else if (flag == "--count") {
-      out.count = parse_uint(flag, value);
-    } else if (flag == "--rate") {
-      out.rate = parse_double(flag, value);
-    } else if (flag == "--invalid-fraction") {
-      out.generator.invalid_fraction = parse_double(flag, value);
-    } else if (flag == "--order-fraction") {
-      out.generator.order_fraction = parse_double(flag, value);
-    } else if (flag == "--users") {
-      out.generator.users = static_cast<std::uint32_t>(parse_uint(flag, value));
-    } else if (flag == "--seed") {
-      out.generator.seed = parse_uint(flag, value);
-    } else if (flag == "--time-spread") {
-      out.generator.time_spread = parse_duration(flag, value);
-    } else if (flag == "--partitions") {
-      out.partitions = static_cast<int>(parse_uint(flag, value));
-    } else if (flag == "--replication-factor") {
-      out.replication_factor = static_cast<int>(parse_uint(flag, value));
-    } else if (flag == "-X") {
-      const auto eq = value.find('=');
-      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("-X: expected key=value, got '" + value + "'");
-      out.properties[value.substr(0, eq)] = value.substr(eq + 1);
-    } else {
-      throw std::invalid_argument("unknown option '" + flag + "'\n" + kUsage);
-    }
+  std::string time_spread = "0";
+  std::vector<std::string> properties;
+  cli.add_option("--brokers", out.brokers, "bootstrap servers, host:port[,...]")->required();
+  cli.add_option("--topic", out.topic, "topic to produce to")->required();
+  cli.add_option("--count", out.count, "events to produce (0 = until SIGINT/SIGTERM)")->capture_default_str();
+  cli.add_option("--rate", out.rate, "events per second (0 = as fast as possible)")->check(CLI::NonNegativeNumber);
+  cli.add_option("--invalid-fraction", out.generator.invalid_fraction, "share of invalid events")->check(CLI::Range(0.0, 1.0));
+  cli.add_option("--order-fraction", out.generator.order_fraction, "share of valid events that are orders")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cli.add_option("--users", out.generator.users, "distinct user ids, Zipf-skewed")->capture_default_str();
+  cli.add_option("--seed", out.generator.seed, "random seed")->capture_default_str();
+  cli.add_option("--time-spread", time_spread, "event times spread over [now - D, now], e.g. 10m, 30s, 500ms");
+  cli.add_option("--partitions", out.partitions, "create the topic with P partitions if it does not exist");
+  cli.add_option("--replication-factor", out.replication_factor, "for --partitions")->capture_default_str();
+  cli.add_option("-X", properties, "librdkafka producer property key=value (repeatable), e.g. -X security.protocol=ssl");
+  if (auto exit = parse_command_line(cli, args)) {
+    exit_code = *exit;
+    return std::nullopt;
   }
-  if (out.brokers.empty()) throw std::invalid_argument(std::string("--brokers is required\n") + kUsage);
-  if (out.topic.empty()) throw std::invalid_argument(std::string("--topic is required\n") + kUsage);
+  try {
+    out.generator.time_spread = config::parse_duration(time_spread);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--time-spread: ") + e.what());
+  }
+  for (const auto& property : properties) {
+    const auto eq = property.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("-X: expected key=value, got '" + property + "'");
+    out.properties[property.substr(0, eq)] = property.substr(eq + 1);
+  }
   return out;
 }
 
@@ -154,8 +91,9 @@ std::int64_t now_ms() {
 }  // namespace
 
 int gen_command(const Args& args) {
-  const std::optional<GenArgs> parsed = parse_args(args);
-  if (!parsed) return 0;
+  int exit_code = 0;
+  const std::optional<GenArgs> parsed = parse_args(args, exit_code);
+  if (!parsed) return exit_code;
   const GenArgs& opts = *parsed;
   connectors::EventGenerator generator(opts.generator);
 

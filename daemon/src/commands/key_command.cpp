@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hbingest/daemon/command_line.h"
 #include "hbingest/daemon/commands.h"
 #include "hbingest/keyspec/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
@@ -16,22 +17,12 @@
 namespace hbingest::daemon {
 namespace {
 
-constexpr const char* kUsage =
-    "usage:\n"
-    "  hbingest key build   SPEC --event JSON [--topic T] [--partition P] [--offset O] [--kafka-ts MS]\n"
-    "  hbingest key explain SPEC HEX\n"
-    "  hbingest key plan    SPEC [--event-id X] [--eq NAME=VALUE]... [--from T] [--to T]\n"
-    "  hbingest key plan    SPEC --splits N          (whole table in N ranges)\n"
-    "  hbingest key presets                          (list built-in presets)\n"
-    "SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...; times T are epoch ms or RFC 3339.\n"
-    "The key spec format is defined in docs/keyspec.md.\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 struct Options {
-  std::string verb;
   std::optional<std::string> spec_file;
   std::optional<std::string> preset;
   std::map<std::string, std::string, std::less<>> params;
@@ -52,68 +43,10 @@ std::pair<std::string, std::string> split_assignment(const std::string& flag, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-std::int64_t parse_integer(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  std::int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) throw UsageError(flag + " expects an integer, got '" + text + "'");
-  return v;
-}
-
 std::int64_t parse_time(const std::string& flag, const std::string& text) {
   const auto ms = keyspec::parse_instant_ms(text);
   if (!ms) throw UsageError(flag + " expects epoch ms or an RFC 3339 time, got '" + text + "'");
   return *ms;
-}
-
-Options parse_options(const Args& args) {
-  if (args.empty()) throw UsageError("missing subcommand");
-  Options o;
-  o.verb = args[0];
-  o.meta.timestamp_ms = -1;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--spec") {
-      o.spec_file = value();
-    } else if (a == "--preset") {
-      o.preset = value();
-    } else if (a == "--param") {
-      o.params.insert(split_assignment(a, value()));
-    } else if (a == "--event") {
-      o.event_json = value();
-    } else if (a == "--topic") {
-      o.topic = value();
-    } else if (a == "--partition") {
-      o.meta.partition = static_cast<std::int32_t>(parse_integer(a, value()));
-    } else if (a == "--offset") {
-      o.meta.offset = parse_integer(a, value());
-    } else if (a == "--kafka-ts") {
-      o.meta.timestamp_ms = parse_time(a, value());
-    } else if (a == "--event-id") {
-      o.event_id = value();
-    } else if (a == "--eq") {
-      o.equals.insert(split_assignment(a, value()));
-    } else if (a == "--from") {
-      o.from_ms = parse_time(a, value());
-    } else if (a == "--to") {
-      o.to_ms = parse_time(a, value());
-    } else if (a == "--splits") {
-      o.splits = static_cast<int>(parse_integer(a, value()));
-    } else if (a.starts_with("--")) {
-      throw UsageError("unknown option '" + a + "'");
-    } else {
-      o.positional.push_back(a);
-    }
-  }
-  return o;
 }
 
 keyspec::KeySpec load_spec(const Options& o) {
@@ -245,22 +178,53 @@ int plan(const Options& o) {
 }  // namespace
 
 int key_command(const Args& args) {
+  CLI::App cli{"Build, explain and plan row keys. SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...;\n"
+               "times are epoch ms or RFC 3339.",
+               "hbingest key"};
+  cli.require_subcommand(1);
+  Options o;
+  o.meta.timestamp_ms = -1;
+  std::vector<std::string> params, equals;
+  std::optional<std::string> kafka_ts, from, to, hex_key;
+  const auto add_spec = [&](CLI::App* sub) {
+    sub->add_option("--spec", o.spec_file, "key spec YAML file");
+    sub->add_option("--preset", o.preset, "built-in preset (hbingest key presets lists them)");
+    sub->add_option("--param", params, "preset parameter KEY=VALUE (repeatable)");
+  };
+  auto* build_cmd = cli.add_subcommand("build", "encode an event into a key, each part annotated");
+  add_spec(build_cmd);
+  build_cmd->add_option("--event", o.event_json, "the event as JSON")->required();
+  build_cmd->add_option("--topic", o.topic, "Kafka topic");
+  build_cmd->add_option("--partition", o.meta.partition, "Kafka partition");
+  build_cmd->add_option("--offset", o.meta.offset, "Kafka offset");
+  build_cmd->add_option("--kafka-ts", kafka_ts, "Kafka timestamp");
+  auto* explain_cmd = cli.add_subcommand("explain", "split key bytes (hex) into named parts");
+  add_spec(explain_cmd);
+  explain_cmd->add_option("key", hex_key, "the key as hex")->required();
+  auto* plan_cmd = cli.add_subcommand("plan", "print the scan ranges (one per salt bucket) of a query");
+  add_spec(plan_cmd);
+  plan_cmd->add_option("--event-id", o.event_id, "value of the spec's event component");
+  plan_cmd->add_option("--eq", equals, "component equality NAME=VALUE (repeatable)");
+  plan_cmd->add_option("--from", from, "range start (inclusive)");
+  plan_cmd->add_option("--to", to, "range end (exclusive)");
+  plan_cmd->add_option("--splits", o.splits, "plan the whole table in N splits instead");
+  cli.add_subcommand("presets", "list the built-in presets");
+  if (auto exit = parse_command_line(cli, args)) return *exit;
+
   try {
-    if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-      std::cout << kUsage;
-      return 0;
-    }
-    const Options o = parse_options(args);
-    if (o.verb == "build") return build(o);
-    if (o.verb == "explain") return explain(o);
-    if (o.verb == "plan") return plan(o);
-    if (o.verb == "presets") {
-      for (const auto& name : keyspec::KeySpec::preset_names()) std::cout << name << "\n";
-      return 0;
-    }
-    throw UsageError("unknown subcommand '" + o.verb + "'");
+    for (const auto& p : params) o.params.insert(split_assignment("--param", p));
+    for (const auto& e : equals) o.equals.insert(split_assignment("--eq", e));
+    if (kafka_ts) o.meta.timestamp_ms = parse_time("--kafka-ts", *kafka_ts);
+    if (from) o.from_ms = parse_time("--from", *from);
+    if (to) o.to_ms = parse_time("--to", *to);
+    if (hex_key) o.positional.push_back(*hex_key);
+    if (build_cmd->parsed()) return build(o);
+    if (explain_cmd->parsed()) return explain(o);
+    if (plan_cmd->parsed()) return plan(o);
+    for (const auto& name : keyspec::KeySpec::preset_names()) std::cout << name << "\n";
+    return 0;
   } catch (const UsageError& e) {
-    std::cerr << "hbingest key: " << e.what() << "\n\n" << kUsage;
+    std::cerr << "hbingest key: " << e.what() << " (hbingest key --help)\n";
     return 2;
   }
 }

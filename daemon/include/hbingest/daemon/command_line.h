@@ -16,7 +16,8 @@ inline std::optional<int> parse_command_line(CLI::App& app, const Args& args) {
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help (code 0) or the usage error
+    return code == 0 ? 0 : 2;
   }
   return std::nullopt;
 }
