@@ -188,8 +188,9 @@ def write_config(path, topic, table, group=None, **overrides):
 class Daemon:
     """`hbingest run` (or `serve`) as a child process with its log in a file."""
 
-    def __init__(self, config_path, config, log_path, command="run"):
+    def __init__(self, config_path, config, log_path, command="run", env=None):
         self.command = command
+        self.env = env
         self.config_path = str(config_path)
         self.http = "http://" + config["http"]["listen"]
         self.log_path = log_path
@@ -198,7 +199,8 @@ class Daemon:
     def start(self):
         self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen([BINARY(), self.command, "--config", self.config_path],
-                                        stdout=self.log, stderr=subprocess.STDOUT)
+                                        stdout=self.log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, **(self.env or {})})
         wait_for(lambda: self.healthy() or self.process.poll() is not None, 30, "daemon /healthz")
         assert self.process.poll() is None, f"daemon exited: {self.log_text()[-3000:]}"
         return self

@@ -2,6 +2,7 @@
 produced event ends up as exactly one row (no loss, no duplicate) through an independent reader."""
 
 import json
+import signal
 import subprocess
 import threading
 import time
@@ -98,3 +99,26 @@ def test_two_daemons_in_one_group_one_killed_loses_nothing(daemon_factory, names
     wait_for(lambda: count_rows(table) >= len(events), 240, "the survivor to take over b's partitions")
     a.stop()
     assert count_rows(table) == len(events)
+
+
+def test_second_stop_signal_exits_at_once_and_loses_nothing(daemon_factory, names):
+    topic, table = names["topic"], names["table"]
+    create_topic(topic, partitions=1)
+    group = "g_" + topic
+    first = daemon_factory(topic, table, group=group, name="first", **{"shutdown_deadline": "5m"}).start()
+    subprocess.run([STACK, "stop", "thrift2"], check=True)
+    try:
+        produce(topic, [json.dumps(e) for e in mixed_events(10)])
+        wait_for(lambda: first.metric("hbingest_events_consumed_total") >= 10, 60, "events consumed")
+        first.process.send_signal(signal.SIGTERM)
+        time.sleep(2)
+        assert first.process.poll() is None, "still draining: the rows cannot be written"
+        started = time.time()
+        first.process.send_signal(signal.SIGTERM)
+        assert first.process.wait(10) == 130
+        assert time.time() - started < 5, "the second signal exits at once"
+    finally:
+        subprocess.run([STACK, "start", "thrift2"], check=True)
+    second = daemon_factory(topic, table, group=group, name="second").start()
+    wait_for(lambda: count_rows(table) == 10, 120, "the next run to store what the first never committed")
+    second.stop()

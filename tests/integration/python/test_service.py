@@ -1,0 +1,71 @@
+"""Issue 7 service contract: sd_notify under a stand-in for systemd (a real NOTIFY_SOCKET), SIGHUP
+log-level reload, JSON log lines, graceful and immediate stops."""
+
+import json
+import signal
+import socket
+import time
+from pathlib import Path
+
+from support import Daemon, create_topic, login, now_ms, produce, wait_for, write_config
+
+
+def notifications(sock, seconds):
+    """Datagrams received on the notify socket within `seconds`."""
+    messages = []
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        sock.settimeout(max(0.05, deadline - time.time()))
+        try:
+            messages.append(sock.recv(4096).decode())
+        except socket.timeout:
+            break
+    return messages
+
+
+def test_sd_notify_ready_status_watchdog_and_stopping(tmp_path, names):
+    create_topic(names["topic"], partitions=1)
+    notify_path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(notify_path)
+    config_path = tmp_path / "d.yaml"
+    config = write_config(config_path, names["topic"], names["table"])
+    daemon = Daemon(config_path, config, tmp_path / "d.log",
+                    env={"NOTIFY_SOCKET": notify_path, "WATCHDOG_USEC": "2000000"})
+    try:
+        daemon.start()
+        seen = notifications(sock, 4)
+        assert "READY=1" in seen
+        assert any(m.startswith("STATUS=") and "events/s" in m for m in seen), seen
+        assert seen.count("WATCHDOG=1") >= 2, "pings at half of WatchdogSec while the loop turns"
+        daemon.process.send_signal(signal.SIGTERM)
+        assert daemon.process.wait(30) == 0
+        assert "STOPPING=1" in notifications(sock, 1) + seen
+    finally:
+        daemon.kill()
+        sock.close()
+
+
+def test_sighup_reloads_the_log_level_and_json_lines_parse(tmp_path, names):
+    topic, table = names["topic"], names["table"]
+    create_topic(topic, partitions=1)
+    config_path = tmp_path / "d.yaml"
+    config = write_config(config_path, topic, table, **{"logging.level": "warn", "logging.format": "json"})
+    daemon = Daemon(config_path, config, tmp_path / "d.log").start()
+    try:
+        produce(topic, ["not json"])
+        wait_for(lambda: daemon.metric("hbingest_dead_letters_total") >= 1, 60, "first dead letter")
+        assert "dead-lettering" not in daemon.log_text(), "info lines are off at level warn"
+
+        write_config(config_path, topic, table, group=config["kafka"]["group_id"],
+                     **{"logging.level": "info", "logging.format": "json", "http.listen": config["http"]["listen"]})
+        daemon.process.send_signal(signal.SIGHUP)
+        wait_for(lambda: "log level reloaded" in daemon.log_text(), 10, "the reload to be logged")
+        produce(topic, ['{"ts": 1}'])  # another reason: the same one is rate-limited for 10 s
+        wait_for(lambda: "dead-lettering" in daemon.log_text(), 60, "an info line after the reload")
+        for line in Path(daemon.log_path).read_text().splitlines():
+            if line.startswith("{"):
+                record = json.loads(line)  # every JSON log line is one valid object
+                assert "level" in record and "msg" in record, record
+    finally:
+        daemon.stop()
