@@ -131,13 +131,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   row.cells = event_.cells;
   row.timestamp_ms = config_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : now;
   row.ttl_ms = ttl;
-  int bucket = -1;
-  if (route->spec.salt_buckets() > 1) {
-    const auto parts = route->spec.decode(key_);
-    for (const auto& part : parts) {
-      if (part.type == "salt" && part.number) bucket = static_cast<int>(*part.number);
-    }
-  }
+  const int bucket = route->spec.lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);
   submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message), bucket}, Clock::now()));
 }

@@ -131,6 +131,12 @@ int KeySpec::salt_buckets() const {
   return m.has_lead ? static_cast<int>(m.components[0].lead_values()) : 1;
 }
 
+std::optional<int> KeySpec::lead_bucket(std::string_view key) const {
+  const auto& m = impl_->model;
+  if (!m.has_lead) return std::nullopt;
+  return static_cast<int>(number_at(m, key, 0));
+}
+
 std::size_t KeySpec::max_key_length() const { return impl_->model.max_key_length; }
 
 const std::vector<ComponentInfo>& KeySpec::components() const { return impl_->model.infos; }

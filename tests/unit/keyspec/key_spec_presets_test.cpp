@@ -128,3 +128,15 @@ TEST(KeySpecPresets, LogsAndLogsFixed) {
 
 }  // namespace
 }  // namespace hbingest::keyspec
+
+TEST(KeySpecLeadBucket, ReadsTheSaltWithoutDecodingTheRest) {
+  const auto spec = hbingest::keyspec::KeySpec::preset("events");
+  hbingest::keyspec::MapEventFields event({{"event_id", std::string("login")}, {"ts", std::int64_t{1700000000123}}});
+  std::string key;
+  for (std::int64_t offset = 0; offset < 200; ++offset) {
+    ASSERT_FALSE(spec.encode(event, {"events", 3, offset, -1}, key));
+    const auto parts = spec.decode(key);
+    EXPECT_EQ(spec.lead_bucket(key), static_cast<int>(*parts[0].number));
+  }
+  EXPECT_FALSE(hbingest::keyspec::KeySpec::preset("timeline").lead_bucket(std::string(24, 'x')));
+}

@@ -157,6 +157,9 @@ class KeySpec {
   std::vector<std::string> split_keys() const;
 
   int salt_buckets() const;  // 1 when unsalted
+  // The salt (or bucket) index a key starts with, read without decoding the rest (per-bucket write
+  // metrics on the hot path); nullopt when the spec does not lead with one. Throws DecodeError.
+  std::optional<int> lead_bucket(std::string_view key) const;
   std::size_t max_key_length() const;
   const std::vector<ComponentInfo>& components() const;
   // Name of the component that holds the event type (first dict/field component named in
