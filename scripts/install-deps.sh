@@ -10,7 +10,7 @@ DEBIAN_PACKAGES=(
   librdkafka-dev libthrift-dev thrift-compiler libboost-dev libssl-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libsimdjson-dev libxxhash-dev
   libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
-  prometheus systemd python3 python3-venv maven
+  prometheus systemd python3 python3-venv maven curl
 )
 # clang is optional: it builds the libFuzzer target.
 OPTIONAL_PACKAGES=(clang libclang-rt-14-dev)
