@@ -1,6 +1,7 @@
 #pragma once
 // In-memory stand-ins for the pipeline's seams (Source, RowSink, DeadLetterSink).
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -12,6 +13,8 @@
 
 namespace hbingest::testing {
 
+// The pipeline thread drives it while the test thread watches it: every member takes the lock
+// (the rebalance callbacks run outside it, as they call back into the pipeline).
 class FakeSource final : public connectors::Source {
  public:
   void set_rebalance_listener(connectors::RebalanceListener* listener) override { listener_ = listener; }
@@ -19,9 +22,10 @@ class FakeSource final : public connectors::Source {
   std::vector<connectors::SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds) override {
     if (!assigned_once_) {
       assigned_once_ = true;
-      std::vector<connectors::TopicPartition> tps(partitions_.begin(), partitions_.end());
+      std::vector<connectors::TopicPartition> tps = assignment();
       if (listener_) listener_->on_assigned(tps);
     }
+    std::lock_guard lock(mutex_);
     std::vector<connectors::SourceMessage> out;
     for (auto it = queue_.begin(); it != queue_.end() && out.size() < max_messages;) {
       if (paused_.contains({it->topic, it->partition})) {
@@ -31,31 +35,37 @@ class FakeSource final : public connectors::Source {
       out.push_back(*it);
       it = queue_.erase(it);
     }
-    ++polls;
     return out;
   }
-  void commit(const std::vector<connectors::PartitionOffset>& offsets, bool synchronous) override {
-    for (const auto& po : offsets) committed[po.tp] = po.offset;
-    if (synchronous) ++sync_commits;
+  void commit(const std::vector<connectors::PartitionOffset>& offsets, bool) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& po : offsets) committed_[po.tp] = po.offset;
   }
   void pause(const std::vector<connectors::TopicPartition>& tps) override {
+    std::lock_guard lock(mutex_);
     for (const auto& tp : tps) paused_.insert(tp);
-    ++pause_calls;
+    ++pause_calls_;
   }
   void resume(const std::vector<connectors::TopicPartition>& tps) override {
+    std::lock_guard lock(mutex_);
     for (const auto& tp : tps) paused_.erase(tp);
   }
   std::vector<connectors::TopicPartition> assignment() const override {
+    std::lock_guard lock(mutex_);
     return {partitions_.begin(), partitions_.end()};
   }
   void close() override {
-    if (listener_ && !closed) listener_->on_revoked(assignment());
-    closed = true;
+    if (listener_ && !closed_) listener_->on_revoked(assignment());
+    closed_ = true;
   }
 
-  void add_partition(const std::string& topic, int partition) { partitions_.insert({topic, partition}); }
+  void add_partition(const std::string& topic, int partition) {
+    std::lock_guard lock(mutex_);
+    partitions_.insert({topic, partition});
+  }
   void push(const std::string& topic, int partition, std::int64_t offset, std::string payload, std::int64_t ts = -1) {
     add_partition(topic, partition);
+    std::lock_guard lock(mutex_);
     connectors::SourceMessage m;
     m.topic = topic;
     m.partition = partition;
@@ -64,16 +74,31 @@ class FakeSource final : public connectors::Source {
     m.payload = std::move(payload);
     queue_.push_back(std::move(m));
   }
-  std::size_t remaining() const { return queue_.size(); }
-  bool is_paused(const connectors::TopicPartition& tp) const { return paused_.contains(tp); }
-
-  std::map<connectors::TopicPartition, std::int64_t> committed;
-  int sync_commits = 0;
-  int pause_calls = 0;
-  int polls = 0;
-  bool closed = false;
+  std::size_t remaining() const {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+  }
+  bool is_paused(const connectors::TopicPartition& tp) const {
+    std::lock_guard lock(mutex_);
+    return paused_.contains(tp);
+  }
+  int pause_calls() const {
+    std::lock_guard lock(mutex_);
+    return pause_calls_;
+  }
+  // The committed next-offset of `tp`, or -1 when none was committed.
+  std::int64_t committed(const connectors::TopicPartition& tp) const {
+    std::lock_guard lock(mutex_);
+    const auto it = committed_.find(tp);
+    return it == committed_.end() ? -1 : it->second;
+  }
+  bool closed() const { return closed_; }
 
  private:
+  mutable std::mutex mutex_;
+  std::map<connectors::TopicPartition, std::int64_t> committed_;
+  int pause_calls_ = 0;
+  std::atomic<bool> closed_{false};
   connectors::RebalanceListener* listener_ = nullptr;
   std::set<connectors::TopicPartition> partitions_;
   std::set<connectors::TopicPartition> paused_;
@@ -128,20 +153,29 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
         done(false, "fake: broker down");
         continue;
       }
-      delivered.push_back(letter);
+      {
+        std::lock_guard lock(mutex_);
+        delivered.push_back(letter);
+      }
       done(true, "");
     }
+  }
+  // Read by the test thread while the pipeline thread delivers.
+  std::size_t delivered_count() const {
+    std::lock_guard lock(mutex_);
+    return delivered.size();
   }
   bool flush(std::chrono::milliseconds timeout) override {
     poll(timeout);
     return pending_.empty();
   }
 
-  std::vector<connectors::DeadLetter> delivered;
-  bool hold = false;  // keep letters unacknowledged
+  std::vector<connectors::DeadLetter> delivered;  // read it after the pipeline stopped
+  bool hold = false;  // keep letters unacknowledged; set before the pipeline starts
   int fail_next = 0;
 
  private:
+  mutable std::mutex mutex_;
   std::vector<std::pair<connectors::DeadLetter, Done>> pending_;
 };
 

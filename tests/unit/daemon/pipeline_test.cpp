@@ -55,26 +55,25 @@ struct Harness {
                        observer);
     Pipeline pipeline(config, source, dead_letters, writers, router, observer, [] { return kNowMs; });
     std::atomic<bool> stop{false};
-    std::exception_ptr failure;
+    std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
+    std::atomic<bool> finished{false};
     std::thread thread([&] {
       try {
         pipeline.run(stop);
       } catch (...) {
         failure = std::current_exception();
       }
+      finished = true;
     });
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!failure && !until() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
+    while (!finished && !until() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
     stop = true;
     thread.join();
     if (failure) std::rethrow_exception(failure);
   }
 
   // The committed next-offset of events/<partition>, or -1 when none was committed.
-  std::int64_t committed(int partition) const {
-    const auto it = source.committed.find({"events", partition});
-    return it == source.committed.end() ? -1 : it->second;
-  }
+  std::int64_t committed(int partition) const { return source.committed({"events", partition}); }
 
   std::size_t rows() {
     std::lock_guard lock(table.mutex);
@@ -98,7 +97,7 @@ TEST(Pipeline, StoresEveryEventAndCommitsPastTheLast) {
   EXPECT_EQ(h.rows(), 100u);
   EXPECT_EQ(h.committed(0), 50);
   EXPECT_EQ(h.committed(1), 50);
-  EXPECT_TRUE(h.source.closed);
+  EXPECT_TRUE(h.source.closed());
   for (const auto& [key, row] : h.table.rows) {
     EXPECT_EQ(row.ttl_ms, 600000);
     EXPECT_GE(row.timestamp_ms, kNowMs - 1000) << "cell timestamp is the event time";
@@ -133,7 +132,7 @@ TEST(Pipeline, InvalidEventsGoToTheDeadLetterTopicWithTheirOrigin) {
   h.source.push("events", 0, 2, R"({"ts":1})");
   h.source.push("events", 0, 3, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
   h.source.push("events", 0, 4, login_event(kNowMs));
-  h.run_until([&] { return h.rows() == 2 && h.dead_letters.delivered.size() == 3; });
+  h.run_until([&] { return h.rows() == 2 && h.dead_letters.delivered_count() == 3; });
   ASSERT_EQ(h.dead_letters.delivered.size(), 3u);
   EXPECT_EQ(h.dead_letters.delivered[0].original.offset, 1);
   EXPECT_EQ(h.dead_letters.delivered[0].stage, "decode");
@@ -153,7 +152,7 @@ TEST(Pipeline, KeyThatCannotBeBuiltIsDeadLettered) {
   const std::string long_type(40, 'x');  // wider than the events preset's event id field
   h.source.push("events", 0, 0, R"({"event_id":")" + long_type + R"(","ts":)" + std::to_string(kNowMs) + "}");
   h.source.push("events", 0, 1, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
-  h.run_until([&] { return h.rows() == 1 && h.dead_letters.delivered.size() == 1; });
+  h.run_until([&] { return h.rows() == 1 && h.dead_letters.delivered_count() == 1; });
   ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
   EXPECT_EQ(h.dead_letters.delivered[0].stage, "key");
   EXPECT_NE(h.dead_letters.delivered[0].exception_message.find("event"), std::string::npos)
@@ -177,7 +176,7 @@ TEST(Pipeline, FailedDeadLetterIsRetriedNotDropped) {
   Harness h(test_config());
   h.dead_letters.fail_next = 3;
   h.source.push("events", 0, 0, "garbage");
-  h.run_until([&] { return h.dead_letters.delivered.size() == 1; });
+  h.run_until([&] { return h.dead_letters.delivered_count() == 1; });
   ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
   EXPECT_EQ(h.committed(0), 1);
 }
@@ -244,7 +243,7 @@ TEST(Pipeline, RowsHBaseRejectsGoToTheDeadLetterTopicAlone) {
   Harness again(test_config());
   again.table.poison_rows.insert(poisoned);
   for (int o = 0; o < 5; ++o) again.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
-  again.run_until([&] { return again.rows() == 4 && again.dead_letters.delivered.size() == 1; });
+  again.run_until([&] { return again.rows() == 4 && again.dead_letters.delivered_count() == 1; });
   ASSERT_EQ(again.dead_letters.delivered.size(), 1u);
   EXPECT_EQ(again.dead_letters.delivered[0].original.offset, 2);
   EXPECT_EQ(again.dead_letters.delivered[0].stage, "write");
@@ -264,7 +263,7 @@ TEST(Pipeline, OutagePausesConsumptionCommitsNothingAndRecovers) {
   h.run_until([&] {
     // Phase 1: wait until flow control paused the partition with the sink down.
     if (!paused_during_outage) {
-      if (h.source.pause_calls > 0 && h.source.is_paused({"events", 0})) {
+      if (h.source.pause_calls() > 0 && h.source.is_paused({"events", 0})) {
         paused_during_outage = true;
         remaining_during_outage = h.source.remaining();
         EXPECT_LE(h.committed(0), 0);
