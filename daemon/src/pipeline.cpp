@@ -128,7 +128,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
 
   connectors::RowMutation row;
   row.row = key_;
-  row.cells = event_.cells;
+  row.cells = std::move(event_.cells);  // the decoder clears and refills it for the next event
   row.timestamp_ms = config_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : now;
   row.ttl_ms = ttl;
   const int bucket = route->spec.lead_bucket(key_).value_or(-1);

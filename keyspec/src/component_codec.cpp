@@ -179,18 +179,6 @@ std::optional<KeyError> append_int(const Component& c, const Source& s, std::int
   throw DecodeError("key component '" + c.name + "' at byte " + std::to_string(pos) + ": " + why);
 }
 
-std::string to_hex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (const char ch : bytes) {
-    const auto u = static_cast<unsigned char>(ch);
-    s.push_back(kHex[u >> 4]);
-    s.push_back(kHex[u & 15]);
-  }
-  return s;
-}
-
 }  // namespace
 
 std::string Source::describe() const {

@@ -41,6 +41,18 @@ std::int64_t number_at(const detail::SpecModel& m, std::string_view key, std::si
 
 }  // namespace
 
+std::string to_hex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (const char ch : bytes) {
+    const auto u = static_cast<unsigned char>(ch);
+    s.push_back(kHex[u >> 4]);
+    s.push_back(kHex[u & 15]);
+  }
+  return s;
+}
+
 std::string KeyError::message() const {
   std::string s = "key component '" + component + "'";
   if (!field.empty()) s += " (field '" + field + "')";

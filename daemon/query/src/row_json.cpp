@@ -2,24 +2,9 @@
 
 namespace hbingest::query {
 
-namespace {
-
-std::string to_hex(const std::string& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 0x0f];
-  }
-  return out;
-}
-
-}  // namespace
-
 nlohmann::json row_to_json(const ResultRow& row) {
   nlohmann::json out = nlohmann::json::object();
-  out["key"] = to_hex(row.key);
+  out["key"] = keyspec::to_hex(row.key);
   nlohmann::json parts = nlohmann::json::object();
   for (const auto& part : row.parts) {
     parts[part.name] = part.text;

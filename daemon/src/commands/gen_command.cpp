@@ -19,6 +19,7 @@
 #include "hbingest/connectors/kafka_producer.h"
 #include "hbingest/daemon/command_line.h"
 #include "hbingest/daemon/commands.h"
+#include "hbingest/daemon/wall_clock.h"
 
 namespace hbingest::daemon {
 
@@ -83,10 +84,6 @@ std::optional<GenArgs> parse_args(const Args& args, int& exit_code) {
   return out;
 }
 
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -130,7 +127,7 @@ int gen_command(const Args& args) {
         continue;
       }
     }
-    const connectors::GeneratedEvent event = generator.next(now_ms());
+    const connectors::GeneratedEvent event = generator.next(wall_clock_ms());
     connectors::ProducerRecord record;
     record.topic = opts.topic;
     if (event.key) record.key = *event.key;

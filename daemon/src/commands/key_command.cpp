@@ -57,17 +57,6 @@ keyspec::KeySpec load_spec(const Options& o) {
   return spec;
 }
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (const char c : bytes) {
-    const auto u = static_cast<unsigned char>(c);
-    s += kHex[u >> 4];
-    s += kHex[u & 15];
-  }
-  return s;
-}
-
 // Printable ASCII as itself, everything else as \xHH, so the text shows padding and binary parts.
 std::string escaped(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -103,7 +92,7 @@ std::string unhex(const std::string& text) {
 void print_key(const keyspec::KeySpec& spec, std::string_view key) {
   const auto parts = spec.decode(key);  // first, so a bad key prints only the error
   std::cout << "key:    " << key.size() << " bytes (max " << spec.max_key_length() << ")\n"
-            << "hex:    " << hex(key) << "\n"
+            << "hex:    " << keyspec::to_hex(key) << "\n"
             << "text:   " << escaped(key) << "\n"
             << "parts:\n";
   std::printf("  %-11s %-14s %-10s %-40s %s\n", "bytes", "name", "type", "bytes (escaped)", "value");
@@ -169,8 +158,8 @@ int plan(const Options& o) {
   }
   std::cout << ranges.size() << " range(s), start inclusive, stop exclusive (empty stop = end of table)\n";
   for (const auto& r : ranges) {
-    std::cout << "bucket " << r.bucket << "\n  start " << hex(r.start) << "  " << escaped(r.start) << "\n  stop  "
-              << hex(r.stop) << "  " << escaped(r.stop) << "\n";
+    std::cout << "bucket " << r.bucket << "\n  start " << keyspec::to_hex(r.start) << "  " << escaped(r.start) << "\n  stop  "
+              << keyspec::to_hex(r.stop) << "  " << escaped(r.stop) << "\n";
   }
   return 0;
 }

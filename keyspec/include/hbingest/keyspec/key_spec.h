@@ -119,6 +119,9 @@ struct ComponentInfo {
   std::optional<std::size_t> width;  // fixed width in bytes, nullopt when variable
 };
 
+// Lowercase hex of key bytes: how hash components decode and how tools and the query API print keys.
+std::string to_hex(std::string_view bytes);
+
 class KeySpec {
  public:
   // Loaders. `source_name` is used in error messages ("config.yaml", "preset:events").
