@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 EVENTS=${1:-300000}
 WRITERS=${2:-4}
-HB=${HB:-build/daemon/hbingest}
+HB=${HB:-build/hbingest}
 eval "$(stack/hbstack env)"
 run=$(date +%s)
 topic=bench_ingest_$run

@@ -10,7 +10,7 @@ CONFIG=config/examples/local.yaml
 
 scripts/install-deps.sh
 BUILD_DIR=build scripts/build.sh
-HB=build/daemon/hbingest
+HB=build/hbingest
 
 stack/hbstack status >/dev/null 2>&1 || true
 stack/hbstack up || { echo "demo: the local stack did not start (see above)"; exit 1; }

@@ -9,11 +9,11 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   librdkafka-dev libthrift-dev thrift-compiler libboost-dev libssl-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libsimdjson-dev libxxhash-dev
-  libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
+  libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev prometheus-cpp-dev
   prometheus systemd python3 python3-venv maven curl
 )
-# clang is optional: it builds the libFuzzer target.
-OPTIONAL_PACKAGES=(clang libclang-rt-14-dev)
+# clang is optional: it builds the libFuzzer targets; clang-format and clang-tidy check house style.
+OPTIONAL_PACKAGES=(clang libclang-rt-14-dev clang-format clang-tidy)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}" "${OPTIONAL_PACKAGES[@]}"; do

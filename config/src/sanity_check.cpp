@@ -8,22 +8,11 @@
 
 #include "hbingest/config/duration.h"
 #include "hbingest/config/size.h"
+#include "hbingest/support/host_port.h"
 
 namespace hbingest::config::detail {
 
 namespace {
-
-// "host:port" with a non-empty host and a numeric port in [min_port, 65535]. IPv6 as "[::1]:9090".
-bool valid_host_port(std::string_view text, int min_port) {
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
-  const std::string_view host = text.substr(0, colon);
-  if (host.find(':') != std::string_view::npos && !(host.front() == '[' && host.back() == ']')) return false;
-  const std::string_view port_text = text.substr(colon + 1);
-  int port = -1;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  return ec == std::errc{} && ptr == port_text.data() + port_text.size() && port >= min_port && port <= 65535;
-}
 
 void check_kafka(const Config& c, Reader& r) {
   for (const auto& [name, value] : c.kafka.properties) {
@@ -50,17 +39,22 @@ void check_kafka(const Config& c, Reader& r) {
 
 void check_endpoints(const Config& c, Reader& r) {
   for (std::size_t i = 0; i < c.hbase.endpoints.size(); ++i) {
-    if (!valid_host_port(c.hbase.endpoints[i], 1)) {
-      r.problem_at("hbase.endpoints[" + std::to_string(i) + "]",
-                   "'" + c.hbase.endpoints[i] + "' is not host:port with a port in 1..65535");
+    try {
+      support::parse_host_port(c.hbase.endpoints[i], 1);
+    } catch (const std::invalid_argument& e) {
+      r.problem_at("hbase.endpoints[" + std::to_string(i) + "]", e.what());
     }
   }
   const std::string& ns = c.hbase.ns;
   if (!std::all_of(ns.begin(), ns.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {
     r.problem_at("hbase.namespace", "'" + ns + "' may only hold letters, digits and '_'");
   }
-  if (c.http.enabled && !valid_host_port(c.http.listen, 0)) {
-    r.problem_at("http.listen", "'" + c.http.listen + "' is not host:port with a port in 0..65535");
+  if (c.http.enabled) {
+    try {
+      support::parse_host_port(c.http.listen, 0);
+    } catch (const std::invalid_argument& e) {
+      r.problem_at("http.listen", e.what());
+    }
   }
   int token_sources = 0;
   for (const char* key : {"http.bearer_token", "http.token_file", "http.token_env"}) token_sources += r.seen(key) ? 1 : 0;

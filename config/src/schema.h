@@ -97,15 +97,6 @@ YAML::Node write_mapping(const S& in, const Options<S>& options) {
 
 // ---- option factories -------------------------------------------------------------------------
 
-template <class T>
-std::optional<T> parse_integer(const std::string& text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
-  return static_cast<T>(value);
-}
-
 template <class S, class T>
 Option<S> integer(std::string key, T S::*member, std::int64_t min, std::int64_t max, std::string description) {
   Option<S> o{std::move(key), "integer", std::to_string(min) + ".." + std::to_string(max), std::move(description)};

@@ -1,5 +1,7 @@
 #include "thrift2_connection.h"
 
+#include "hbingest/support/host_port.h"
+
 #include <array>
 #include <charconv>
 #include <string_view>
@@ -23,24 +25,12 @@ using apache::thrift::transport::TTransportException;
 constexpr int kMaxMessageBytes = 256 * 1024 * 1024;
 constexpr int kMaxFrameBytes = 256 * 1024 * 1024;
 
-struct HostPort {
-  std::string host;
-  int port = 0;
-};
-
-HostPort parse_endpoint(const std::string& endpoint) {
-  const auto colon = endpoint.rfind(':');
-  HostPort hp;
-  if (colon == std::string::npos || colon == 0) {
-    throw HBaseError("invalid Thrift2 endpoint '" + endpoint + "' (want host:port)", endpoint, "connect", false);
+support::HostPort parse_endpoint(const std::string& endpoint) {
+  try {
+    return support::parse_host_port(endpoint);
+  } catch (const std::invalid_argument& e) {
+    throw HBaseError(std::string("invalid Thrift2 endpoint ") + e.what(), endpoint, "connect", false);
   }
-  hp.host = endpoint.substr(0, colon);
-  const std::string_view port_text(endpoint.data() + colon + 1, endpoint.size() - colon - 1);
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), hp.port);
-  if (ec != std::errc{} || ptr != port_text.data() + port_text.size() || hp.port <= 0 || hp.port > 65535) {
-    throw HBaseError("invalid port in Thrift2 endpoint '" + endpoint + "'", endpoint, "connect", false);
-  }
-  return hp;
 }
 
 }  // namespace
@@ -86,7 +76,7 @@ void Thrift2Connection::disconnect() noexcept {
 
 void Thrift2Connection::connect() {
   using namespace apache::thrift;
-  const HostPort hp = parse_endpoint(endpoint());
+  const support::HostPort hp = parse_endpoint(endpoint());
   auto config = std::make_shared<TConfiguration>(kMaxMessageBytes, kMaxFrameBytes);
   auto socket = std::make_shared<transport::TSocket>(hp.host, hp.port, config);
   socket->setConnTimeout(static_cast<int>(options_.connect_timeout.count()));

@@ -5,14 +5,10 @@ namespace hbingest::connectors {
 namespace gen = thrift2::gen;
 
 gen::TTableName to_thrift_table_name(const std::string& table) {
+  const auto parsed = TableName::parse(table);
   gen::TTableName name;
-  const auto colon = table.find(':');
-  if (colon == std::string::npos) {
-    name.__set_qualifier(table);
-  } else {
-    name.__set_ns(table.substr(0, colon));
-    name.__set_qualifier(table.substr(colon + 1));
-  }
+  name.__set_ns(parsed.ns);
+  name.__set_qualifier(parsed.table);
   return name;
 }
 

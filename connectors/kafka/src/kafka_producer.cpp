@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "hbingest/connectors/kafka_error.h"
-#include "rate_limited_log.h"
 #include "callback_guard.h"
+#include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
 
 namespace hbingest::connectors {
@@ -219,7 +219,7 @@ class KafkaProducer::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
       return;
     }
-    if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err), std::chrono::steady_clock::now())) {
+    if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
       if (*suppressed > 0) {
         spdlog::warn("kafka producer: {}: {} ({} similar suppressed)", rd_kafka_err2name(err), reason, *suppressed);
       } else {
@@ -232,7 +232,7 @@ class KafkaProducer::Impl {
   std::unordered_map<std::uint64_t, DeliveryCallback> pending_;
   std::uint64_t next_id_ = 1;
   CallbackGuard guard_{"kafka producer"};
-  detail::RateLimitedLog error_log_{kErrorLogInterval};
+  support::RateLimitedLog error_log_{kErrorLogInterval};
   bool destroying_ = false;
   // Last member: destroyed first, while pending_ still exists for any report served on the way.
   detail::KafkaPtr rk_;

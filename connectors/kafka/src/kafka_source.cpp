@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "hbingest/connectors/kafka_error.h"
-#include "rate_limited_log.h"
 #include "callback_guard.h"
+#include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
 
 namespace hbingest::connectors {
@@ -292,7 +292,7 @@ class KafkaSource::Impl {
   }
 
   void log_limited(rd_kafka_resp_err_t err, const std::string& what) {
-    if (const auto suppressed = error_log_.admit(rd_kafka_err2name(err), std::chrono::steady_clock::now())) {
+    if (const auto suppressed = error_log_.admit(rd_kafka_err2name(err))) {
       if (*suppressed > 0) {
         spdlog::warn("kafka consumer: {} ({} similar suppressed)", what, *suppressed);
       } else {
@@ -424,7 +424,7 @@ class KafkaSource::Impl {
   KafkaSourceOptions options_;
   RebalanceListener* listener_ = nullptr;
   CallbackGuard guard_{"kafka consumer"};
-  detail::RateLimitedLog error_log_{kErrorLogInterval};
+  support::RateLimitedLog error_log_{kErrorLogInterval};
   std::uint64_t failed_async_commits_ = 0;
   enum class State { kOpen, kClosing, kClosed };
   State state_ = State::kOpen;

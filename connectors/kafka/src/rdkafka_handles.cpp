@@ -67,12 +67,6 @@ void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::stri
   }
 }
 
-ConfPtr make_conf(const std::map<std::string, std::string>& properties, std::string_view what) {
-  ConfPtr conf(rd_kafka_conf_new());
-  for (const auto& [key, value] : properties) set_property(conf.get(), key, value, what);
-  return conf;
-}
-
 namespace {
 
 void log_from_librdkafka(const rd_kafka_t* rk, int level, const char* facility, const char* message) {

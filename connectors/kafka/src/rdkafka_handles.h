@@ -46,9 +46,8 @@ void check_error(ErrorPtr error, std::string_view context);
 // Errors that may succeed when retried (transport, coordinator moves, leader elections).
 bool is_retriable(rd_kafka_resp_err_t err) noexcept;
 
-// A fresh conf with `properties` applied in order; a rejected key or value throws
-// std::invalid_argument naming `what` (e.g. "kafka consumer"), the key and librdkafka's reason.
-ConfPtr make_conf(const std::map<std::string, std::string>& properties, std::string_view what);
+// Applies one property; a rejected key or value throws std::invalid_argument naming `what`
+// (e.g. "kafka consumer"), the key and librdkafka's reason.
 void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string_view what);
 
 // librdkafka's own log lines go to spdlog (they are emitted from librdkafka's threads).

@@ -5,9 +5,20 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hbingest::connectors {
+
+// An HBase table name, "ns:table" written out. The one place that splits and joins the two parts.
+struct TableName {
+  std::string ns;
+  std::string table;
+
+  // "ns:table", or "table" in `default_ns`.
+  static TableName parse(std::string_view text, std::string_view default_ns = "default");
+  std::string qualified() const { return ns + ":" + table; }
+};
 
 struct Cell {
   std::string family;

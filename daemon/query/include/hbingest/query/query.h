@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,14 @@
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::query {
+
+// Where the events of one type live.
+struct EventRoute {
+  std::string table;
+  std::shared_ptr<const keyspec::KeySpec> spec;
+  std::string family = "d";                             // the family our daemon writes
+  std::optional<std::set<std::string>> known_qualifiers{};  // nullopt: any qualifier of `family`
+};
 
 enum class Order { asc, desc };
 

@@ -1,0 +1,37 @@
+#pragma once
+// Config → component options: the one place that reads config::Config on behalf of the ingest,
+// query and connector modules, none of which depends on the config file's shape.
+
+#include <string_view>
+
+#include "hbingest/config/config.h"
+#include "hbingest/connectors/dead_letter_producer.h"
+#include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/connectors/kafka_source.h"
+#include "hbingest/connectors/row_sink.h"
+#include "hbingest/connectors/thrift2_options.h"
+#include "hbingest/ingest/pipeline.h"
+#include "hbingest/ingest/router.h"
+#include "hbingest/ingest/table_bootstrap.h"
+#include "hbingest/ingest/writer_pool.h"
+#include "hbingest/keyspec/key_spec.h"
+
+namespace hbingest::app {
+
+connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase);
+connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka);
+connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config);
+connectors::WriteOptions write_options(const config::WriterConfig& writer);
+ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
+ingest::PipelineOptions pipeline_options(const config::Config& config);
+ingest::TableSettings table_settings(const config::Config& config);
+
+// The key spec of one route (preset, key file or inline `key:`), built the same way by every
+// command. `name` is the route's place in the config ("routes[2]", "default_route"). Throws
+// keyspec::SpecError whose message starts with the config location and "<name>.key: ".
+keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name);
+
+// Every route with its key spec and its table qualified with hbase.namespace.
+ingest::Router make_router(const config::Config& config);
+
+}  // namespace hbingest::app

@@ -1,0 +1,221 @@
+// hbingest key build|explain|plan: the key spec made visible, byte for byte.
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hbingest/app/command_line.h"
+#include "hbingest/app/commands.h"
+#include "hbingest/keyspec/json_event.h"
+#include "hbingest/keyspec/key_spec.h"
+#include "hbingest/keyspec/time_text.h"
+
+namespace hbingest::app {
+namespace {
+
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::optional<std::string> spec_file;
+  std::optional<std::string> preset;
+  std::map<std::string, std::string, std::less<>> params;
+  std::optional<std::string> event_json;
+  keyspec::KafkaMeta meta;
+  std::string topic;
+  std::optional<std::string> event_id;
+  std::map<std::string, std::string, std::less<>> equals;
+  std::optional<std::int64_t> from_ms;
+  std::optional<std::int64_t> to_ms;
+  std::optional<int> splits;
+  std::vector<std::string> positional;
+};
+
+std::pair<std::string, std::string> split_assignment(const std::string& flag, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError(flag + " expects NAME=VALUE, got '" + text + "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::int64_t parse_time(const std::string& flag, const std::string& text) {
+  const auto ms = keyspec::parse_instant_ms(text);
+  if (!ms) throw UsageError(flag + " expects epoch ms or an RFC 3339 time, got '" + text + "'");
+  return *ms;
+}
+
+keyspec::KeySpec load_spec(const Options& o) {
+  if (o.spec_file.has_value() == o.preset.has_value()) throw UsageError("give exactly one of --spec FILE or --preset NAME");
+  if (o.spec_file && !o.params.empty()) throw UsageError("--param applies to --preset only");
+  auto spec = o.spec_file ? keyspec::KeySpec::from_yaml_file(*o.spec_file) : keyspec::KeySpec::preset(*o.preset, o.params);
+  for (const auto& w : spec.warnings()) std::cerr << "warning: " << w << "\n";
+  return spec;
+}
+
+// Printable ASCII as itself, everything else as \xHH, so the text shows padding and binary parts.
+std::string escaped(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (const char c : bytes) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u == '\\') {
+      s += "\\\\";
+    } else if (u >= 0x20 && u < 0x7f) {
+      s += c;
+    } else {
+      s += "\\x";
+      s += kHex[u >> 4];
+      s += kHex[u & 15];
+    }
+  }
+  return s;
+}
+
+std::string unhex(const std::string& text) {
+  if (text.size() % 2 != 0) throw UsageError("HEX must have an even number of digits");
+  auto nibble = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw UsageError("HEX has a non-hex character '" + std::string(1, c) + "'");
+  };
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 2) out += static_cast<char>(nibble(text[i]) * 16 + nibble(text[i + 1]));
+  return out;
+}
+
+void print_key(const keyspec::KeySpec& spec, std::string_view key) {
+  const auto parts = spec.decode(key);  // first, so a bad key prints only the error
+  std::cout << "key:    " << key.size() << " bytes (max " << spec.max_key_length() << ")\n"
+            << "hex:    " << keyspec::to_hex(key) << "\n"
+            << "text:   " << escaped(key) << "\n"
+            << "parts:\n";
+  std::printf("  %-11s %-14s %-10s %-40s %s\n", "bytes", "name", "type", "bytes (escaped)", "value");
+  for (const auto& p : parts) {
+    const std::string range = "[" + std::to_string(p.begin) + "," + std::to_string(p.end) + ")";
+    std::string value = p.text;
+    if (p.number && std::to_string(*p.number) != p.text) value += "  (" + std::to_string(*p.number) + ")";
+    std::printf("  %-11s %-14s %-10s %-40s %s\n", range.c_str(), p.name.c_str(), p.type.c_str(),
+                escaped(key.substr(p.begin, p.end - p.begin)).c_str(), escaped(value).c_str());
+  }
+}
+
+int build(const Options& o) {
+  const auto spec = load_spec(o);
+  if (!o.event_json) throw UsageError("key build needs --event JSON");
+  keyspec::MapEventFields event;
+  try {
+    event = keyspec::event_fields_from_json(*o.event_json);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--event: ") + e.what());
+  }
+  keyspec::KafkaMeta meta = o.meta;
+  meta.topic = o.topic;
+  std::string key;
+  if (const auto err = spec.encode(event, meta, key)) {
+    std::cerr << "hbingest key build: " << err->message() << "\n";
+    return 1;
+  }
+  print_key(spec, key);
+  return 0;
+}
+
+int explain(const Options& o) {
+  const auto spec = load_spec(o);
+  if (o.positional.size() != 1) throw UsageError("key explain needs exactly one HEX key");
+  const std::string key = unhex(o.positional[0]);
+  try {
+    print_key(spec, key);
+  } catch (const keyspec::DecodeError& e) {
+    std::cerr << "hbingest key explain: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int plan(const Options& o) {
+  const auto spec = load_spec(o);
+  std::vector<keyspec::ScanRange> ranges;
+  if (o.splits) {
+    if (o.event_id || !o.equals.empty() || o.from_ms || o.to_ms) throw UsageError("--splits plans the whole table; drop the filters");
+    ranges = spec.plan_full_table(*o.splits);
+  } else {
+    keyspec::PlanRequest request;
+    request.equals = o.equals;
+    if (o.event_id) {
+      const auto event = spec.event_component();
+      if (!event) throw UsageError("--event-id: spec " + std::string(spec.source_name()) + " has no event component");
+      request.equals[*event] = *o.event_id;
+    }
+    request.from_ms = o.from_ms;
+    request.to_ms = o.to_ms;
+    ranges = spec.plan(request);
+  }
+  std::cout << ranges.size() << " range(s), start inclusive, stop exclusive (empty stop = end of table)\n";
+  for (const auto& r : ranges) {
+    std::cout << "bucket " << r.bucket << "\n  start " << keyspec::to_hex(r.start) << "  " << escaped(r.start) << "\n  stop  "
+              << keyspec::to_hex(r.stop) << "  " << escaped(r.stop) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int key_command(const Args& args) {
+  CLI::App cli{"Build, explain and plan row keys. SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...;\n"
+               "times are epoch ms or RFC 3339.",
+               "hbingest key"};
+  cli.require_subcommand(1);
+  Options o;
+  o.meta.timestamp_ms = -1;
+  std::vector<std::string> params, equals;
+  std::optional<std::string> kafka_ts, from, to, hex_key;
+  const auto add_spec = [&](CLI::App* sub) {
+    sub->add_option("--spec", o.spec_file, "key spec YAML file");
+    sub->add_option("--preset", o.preset, "built-in preset (hbingest key presets lists them)");
+    sub->add_option("--param", params, "preset parameter KEY=VALUE (repeatable)");
+  };
+  auto* build_cmd = cli.add_subcommand("build", "encode an event into a key, each part annotated");
+  add_spec(build_cmd);
+  build_cmd->add_option("--event", o.event_json, "the event as JSON")->required();
+  build_cmd->add_option("--topic", o.topic, "Kafka topic");
+  build_cmd->add_option("--partition", o.meta.partition, "Kafka partition");
+  build_cmd->add_option("--offset", o.meta.offset, "Kafka offset");
+  build_cmd->add_option("--kafka-ts", kafka_ts, "Kafka timestamp");
+  auto* explain_cmd = cli.add_subcommand("explain", "split key bytes (hex) into named parts");
+  add_spec(explain_cmd);
+  explain_cmd->add_option("key", hex_key, "the key as hex")->required();
+  auto* plan_cmd = cli.add_subcommand("plan", "print the scan ranges (one per salt bucket) of a query");
+  add_spec(plan_cmd);
+  plan_cmd->add_option("--event-id", o.event_id, "value of the spec's event component");
+  plan_cmd->add_option("--eq", equals, "component equality NAME=VALUE (repeatable)");
+  plan_cmd->add_option("--from", from, "range start (inclusive)");
+  plan_cmd->add_option("--to", to, "range end (exclusive)");
+  plan_cmd->add_option("--splits", o.splits, "plan the whole table in N splits instead");
+  cli.add_subcommand("presets", "list the built-in presets");
+  if (auto exit = parse_command_line(cli, args)) return *exit;
+
+  try {
+    for (const auto& p : params) o.params.insert(split_assignment("--param", p));
+    for (const auto& e : equals) o.equals.insert(split_assignment("--eq", e));
+    if (kafka_ts) o.meta.timestamp_ms = parse_time("--kafka-ts", *kafka_ts);
+    if (from) o.from_ms = parse_time("--from", *from);
+    if (to) o.to_ms = parse_time("--to", *to);
+    if (hex_key) o.positional.push_back(*hex_key);
+    if (build_cmd->parsed()) return build(o);
+    if (explain_cmd->parsed()) return explain(o);
+    if (plan_cmd->parsed()) return plan(o);
+    for (const auto& name : keyspec::KeySpec::preset_names()) std::cout << name << "\n";
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "hbingest key: " << e.what() << " (hbingest key --help)\n";
+    return 2;
+  }
+}
+
+}  // namespace hbingest::app

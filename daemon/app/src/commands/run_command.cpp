@@ -1,0 +1,182 @@
+// hbingest run --config FILE [--progress]: the ingest daemon.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <cstdio>
+#include <iostream>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "hbingest/config/loader.h"
+#include "hbingest/connectors/dead_letter_producer.h"
+#include "hbingest/connectors/kafka_source.h"
+#include "hbingest/connectors/thrift2_sink.h"
+#include "hbingest/app/commands.h"
+#include "hbingest/app/command_line.h"
+#include "hbingest/app/wiring.h"
+#include "hbingest/app/logging.h"
+#include "hbingest/ingest/pipeline.h"
+#include "hbingest/ingest/pipeline_metrics.h"
+#include "hbingest/ingest/readiness.h"
+#include "hbingest/app/query_service.h"
+#include "hbingest/server/service_endpoints.h"
+#include "hbingest/app/signals.h"
+#include "hbingest/app/systemd_notifier.h"
+#include "hbingest/app/version.h"
+#include "hbingest/ingest/wall_clock.h"
+
+namespace hbingest::app {
+
+namespace {
+
+constexpr std::chrono::milliseconds kProgressInterval{1000};
+constexpr std::chrono::milliseconds kDeadLetterFlushTimeout{5000};
+
+
+// Reports throughput and lag once a second: a terminal line, systemd STATUS=, and WATCHDOG=1 only
+// while the pipeline loop keeps turning (a stuck pipeline stops the pings and systemd restarts it).
+class ProgressReporter {
+ public:
+  ProgressReporter(const ingest::Pipeline& pipeline, const ingest::PipelineMetrics& metrics, const SystemdNotifier& notifier,
+                   bool terminal)
+      : pipeline_(pipeline), metrics_(metrics), notifier_(notifier), terminal_(terminal), thread_([this] { run(); }) {}
+  ~ProgressReporter() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    if (terminal_) std::fputc('\n', stderr);
+  }
+
+ private:
+  void run() {
+    const auto interval = std::min(kProgressInterval, notifier_.watchdog_interval().value_or(kProgressInterval));
+    std::uint64_t last_consumed = pipeline_.stats().consumed;
+    auto last_time = std::chrono::steady_clock::now();
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [&] { return stop_; })) {
+      const auto& stats = pipeline_.stats();
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - last_time).count();
+      const std::uint64_t consumed = stats.consumed;
+      const double rate = seconds > 0 ? static_cast<double>(consumed - last_consumed) / seconds : 0;
+      last_consumed = consumed;
+      last_time = now;
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "%8.0f events/s | consumed %llu | lag %lld | rows written %llu | dlq %llu | skipped %llu | "
+                    "in flight %zu | paused %zu",
+                    rate, static_cast<unsigned long long>(consumed), static_cast<long long>(metrics_.total_lag()),
+                    static_cast<unsigned long long>(stats.rows_stored.load()),
+                    static_cast<unsigned long long>(stats.dead_lettered.load()),
+                    static_cast<unsigned long long>(stats.skipped.load()), stats.inflight_rows.load(),
+                    stats.paused_partitions.load());
+      if (terminal_) std::fprintf(stderr, "\r%s", line);
+      notifier_.status(line);
+      const auto loop_age = now.time_since_epoch() - std::chrono::steady_clock::duration(stats.last_loop_ns.load());
+      if (notifier_.watchdog_interval() && loop_age < 2 * *notifier_.watchdog_interval()) notifier_.watchdog();
+    }
+  }
+
+  const ingest::Pipeline& pipeline_;
+  const ingest::PipelineMetrics& metrics_;
+  const SystemdNotifier& notifier_;
+  bool terminal_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members it reads exist
+};
+
+}  // namespace
+
+int run_command(const Args& args) {
+  CLI::App cli{"Consume the configured Kafka topics and write the events to HBase over Thrift2.", "hbingest run"};
+  std::string config_path;
+  bool progress = false;
+  cli.add_option("--config", config_path, "config file (YAML)")->required();
+  cli.add_flag("--progress", progress, "print a live one-line progress display on stderr");
+  if (auto exit = parse_command_line(cli, args)) return *exit;
+
+  const config::Config config = config::load_config(config_path);
+  setup_logging(config.logging);
+  // Before any other thread starts, so every thread inherits the blocked signal mask.
+  SignalWatcher signals([config_path] {
+    const auto reloaded = config::load_config(config_path);
+    set_log_level(reloaded.logging.level);
+    spdlog::info("log level reloaded: {}", reloaded.logging.level);
+  });
+
+  metrics::Registry registry;
+  server::register_build_info(registry, kVersion);
+  const ingest::Router router = make_router(config);
+  {
+    connectors::HBaseAdmin admin(thrift2_options(config.hbase));
+    if (config.table.create_table) {
+      const auto report = ingest::bootstrap_tables(admin, router, table_settings(config));
+      for (const auto& line : report.lines) spdlog::info("bootstrap: {}", line);
+      connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
+      spdlog::info("bootstrap: {}", ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic));
+    }
+    ingest::require_tables(admin, router,
+                           "run `hbingest bootstrap --config " + config.source.string() +
+                               "` or set table.create_table: true");
+  }
+
+  ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms);
+  auto source_options = kafka_source_options(config.kafka);
+  source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
+    pipeline_metrics.on_kafka_statistics(json);
+  };
+  connectors::KafkaSource source(std::move(source_options));
+  connectors::KafkaDeadLetterProducer dead_letters(dead_letter_options(config));
+
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  const auto thrift2 = thrift2_options(config.hbase);
+  for (int i = 0; i < config.writer.writers; ++i) {
+    sinks.push_back(connectors::make_thrift2_sink(thrift2, static_cast<std::size_t>(i)));
+  }
+  ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
+                             pipeline_metrics);
+  ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, router, pipeline_metrics,
+                            ingest::wall_clock_ms);
+
+  // Declared after the pipeline and its parts: destroyed first, so no handler outlives them.
+  std::unique_ptr<QueryService> queries;
+  std::unique_ptr<server::HttpServer> server;
+  if (config.http.enabled) {
+    queries = std::make_unique<QueryService>(config, router, &registry);
+    server = std::make_unique<server::HttpServer>(http_server_options(config.http));
+    queries->mount(*server);
+    const auto readiness = [&] {
+      auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers);
+      return server::Readiness{reasons.empty(), std::move(reasons)};
+    };
+    server::register_readiness_gauge(registry, readiness);
+    server::mount_service_endpoints(*server, registry, readiness);
+    server->start();
+    spdlog::info("HTTP on {}:{} (/v1/events, /metrics, /healthz, /readyz)", server->host(), server->port());
+  }
+
+  SystemdNotifier notifier;
+  notifier.ready();
+  spdlog::info("hbingest running: topics {}, group {}, {} writer(s) to {}", fmt::join(config.kafka.topics, ","),
+               config.kafka.group_id, config.writer.writers, fmt::join(config.hbase.endpoints, ","));
+  {
+    ProgressReporter reporter(pipeline, pipeline_metrics, notifier, progress);
+    pipeline.run(signals.stop_requested());
+    notifier.stopping();
+  }
+  if (!dead_letters.flush(kDeadLetterFlushTimeout)) spdlog::warn("dead-letter producer did not drain in time");
+  writers.stop();
+  if (server) server->stop();
+  spdlog::info("stopped: consumed {}, rows written {}, dead letters {}", pipeline.stats().consumed.load(),
+               pipeline.stats().rows_stored.load(), pipeline.stats().dead_lettered.load());
+  return 0;
+}
+
+}  // namespace hbingest::app

@@ -1,0 +1,57 @@
+// hbingest serve --config FILE: a read-only query server (/v1/events, /metrics, /healthz, /readyz)
+// with no consumer, for scaling reads apart from ingest.
+
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "hbingest/config/loader.h"
+#include "hbingest/app/command_line.h"
+#include "hbingest/app/commands.h"
+#include "hbingest/app/logging.h"
+#include "hbingest/app/query_service.h"
+#include "hbingest/app/wiring.h"
+#include "hbingest/server/service_endpoints.h"
+#include "hbingest/app/signals.h"
+#include "hbingest/app/systemd_notifier.h"
+#include "hbingest/app/version.h"
+
+namespace hbingest::app {
+
+namespace {
+constexpr std::chrono::milliseconds kStopPoll{200};
+}
+
+int serve_command(const Args& args) {
+  CLI::App cli{"Serve queries over HTTP (/v1/events) without ingesting.", "hbingest serve"};
+  std::string config_path;
+  cli.add_option("--config", config_path, "config file (YAML)")->required();
+  if (auto exit = parse_command_line(cli, args)) return *exit;
+
+  const config::Config config = config::load_config(config_path);
+  if (!config.http.enabled) throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
+  setup_logging(config.logging);
+  SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); });
+
+  metrics::Registry registry;
+  server::register_build_info(registry, kVersion);
+  const ingest::Router router = make_router(config);
+  QueryService queries(config, router, &registry);
+  // Declared last: stopped (its handler threads joined) before the query service goes.
+  server::HttpServer server(http_server_options(config.http));
+  queries.mount(server);
+  server::mount_service_endpoints(server, registry, [] { return server::Readiness{}; });
+  server.start();
+  spdlog::info("hbingest serve: listening on {}:{} (read-only)", server.host(), server.port());
+
+  const SystemdNotifier notifier;
+  notifier.ready();
+  while (!signals.stop_requested().load()) {
+    std::this_thread::sleep_for(kStopPoll);
+    if (notifier.watchdog_interval()) notifier.watchdog();
+  }
+  notifier.stopping();
+  server.stop();
+  return 0;
+}
+
+}  // namespace hbingest::app

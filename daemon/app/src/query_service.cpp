@@ -1,0 +1,103 @@
+#include "hbingest/app/query_service.h"
+
+#include <set>
+
+#include "hbingest/connectors/thrift2_scanner_factory.h"
+#include "hbingest/app/wiring.h"
+
+namespace hbingest::app {
+
+namespace {
+
+class QueryMetrics final : public query::QueryObserver {
+ public:
+  explicit QueryMetrics(metrics::Registry& registry)
+      : queries_(registry.counter_family("hbingest_queries_total", "Queries by outcome (ok, timeout, hbase_error, error).")),
+        latency_(registry.histogram_family("hbingest_query_latency_seconds", "Query latency.",
+                                           {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}).add({})),
+        rows_(registry.histogram_family("hbingest_query_rows", "Rows returned per query.",
+                                        {0, 1, 10, 100, 1000, 10000, 100000}).add({})),
+        open_scanners_(registry.gauge_family("hbingest_query_open_scanners", "HBase scanners open for queries.").add({})) {}
+
+  void on_query(query::QueryOutcome outcome, std::chrono::microseconds latency, std::size_t rows) noexcept override {
+    static constexpr const char* kNames[] = {"ok", "timeout", "hbase_error", "error"};
+    queries_.add({{"outcome", kNames[static_cast<int>(outcome)]}}).increment();
+    latency_.observe(std::chrono::duration<double>(latency).count());
+    rows_.observe(static_cast<double>(rows));
+  }
+  void on_scanner_open() noexcept override { open_scanners_.increment(); }
+  void on_scanner_close() noexcept override { open_scanners_.decrement(); }
+
+ private:
+  metrics::Family<metrics::Counter>& queries_;
+  metrics::Histogram& latency_;
+  metrics::Histogram& rows_;
+  metrics::Gauge& open_scanners_;
+};
+
+query::EngineOptions engine_options(const config::QueryConfig& query) {
+  query::EngineOptions options;
+  options.concurrency = query.concurrency;
+  options.chunk_rows = query.chunk_rows;
+  options.prefetch_chunks = query.prefetch_chunks;
+  options.deadline = query.deadline;
+  return options;
+}
+
+// Only the raw mode has a fixed set of qualifiers; field columns are whatever the events carry.
+std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig& decode) {
+  if (decode.columns == config::ColumnsMode::raw) return std::set<std::string>{decode.raw_qualifier};
+  return std::nullopt;
+}
+
+}  // namespace
+
+server::HttpServerOptions http_server_options(const config::HttpConfig& http) {
+  return server::HttpServerOptions{http.listen, http.max_concurrent_queries + 2};
+}
+
+struct QueryService::Impl {
+  Impl(const config::Config& config, const ingest::Router& router_ref, metrics::Registry* registry)
+      : router(router_ref),
+        family(config.decode.family),
+        qualifiers(known_qualifiers(config.decode)),
+        scanners(connectors::make_thrift2_scanner_factory(thrift2_options(config.hbase), config.query.concurrency)),
+        observer(registry ? std::make_unique<QueryMetrics>(*registry) : nullptr),
+        engine(*scanners, engine_options(config.query), observer.get()),
+        handler(engine, [this](std::string_view id) { return lookup(id); },
+                server::EventsHandlerOptions{config.query.default_limit, config.query.max_limit,
+                                            config.http.max_concurrent_queries, config.http.bearer_token}) {
+    for (const auto& route : router.routes()) {
+      specs.emplace(route.get(), std::make_shared<const keyspec::KeySpec>(route->spec));
+    }
+  }
+
+  std::optional<query::EventRoute> lookup(std::string_view event_id) const {
+    const ingest::Route* route = router.route(event_id);  // falls back to the default route
+    if (route == nullptr) return std::nullopt;
+    return query::EventRoute{route->table, specs.at(route), family, qualifiers};
+  }
+
+  const ingest::Router& router;
+  std::string family;
+  std::optional<std::set<std::string>> qualifiers;
+  std::map<const ingest::Route*, std::shared_ptr<const keyspec::KeySpec>> specs;
+  // Destruction order matters: the handler uses the engine, the engine the scanner pool.
+  std::unique_ptr<connectors::Thrift2ScannerFactory> scanners;
+  std::unique_ptr<QueryMetrics> observer;
+  query::QueryEngine engine;
+  server::EventsHandler handler;
+};
+
+QueryService::QueryService(const config::Config& config, const ingest::Router& router, metrics::Registry* registry)
+    : impl_(std::make_unique<Impl>(config, router, registry)) {}
+QueryService::~QueryService() = default;
+
+std::optional<query::EventRoute> QueryService::route(std::string_view event_id) const { return impl_->lookup(event_id); }
+query::QueryEngine& QueryService::engine() { return impl_->engine; }
+
+void QueryService::mount(server::HttpServer& server) {
+  server.get("/v1/events", [this](const server::HttpRequest& request) { return impl_->handler(request); });
+}
+
+}  // namespace hbingest::app

@@ -1,0 +1,133 @@
+#include "hbingest/app/wiring.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace hbingest::app {
+
+connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
+  connectors::Thrift2Options options;
+  options.endpoints = hbase.endpoints;
+  options.transport = hbase.transport == config::ThriftTransport::framed ? connectors::ThriftTransportKind::framed
+                                                                         : connectors::ThriftTransportKind::buffered;
+  options.protocol = hbase.protocol == config::ThriftProtocol::binary ? connectors::ThriftProtocolKind::binary
+                                                                      : connectors::ThriftProtocolKind::compact;
+  options.connect_timeout = hbase.connect_timeout;
+  options.read_timeout = hbase.read_timeout;
+  return options;
+}
+
+connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka) {
+  connectors::KafkaSourceOptions options;
+  options.bootstrap_servers = kafka.bootstrap_servers;
+  options.group_id = kafka.group_id;
+  options.topics = kafka.topics;
+  options.properties = kafka.properties;
+  options.statistics_interval_ms = static_cast<int>(kafka.statistics_interval.count());
+  return options;
+}
+
+connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config) {
+  connectors::DeadLetterProducerOptions options;
+  options.topic = config.dlq.topic;
+  options.producer.bootstrap_servers = config.kafka.bootstrap_servers;
+  // Security settings (SSL/SASL) apply to the producer too; consumer-only keys would be rejected.
+  static const char* const kSharedPrefixes[] = {"security.", "ssl.", "sasl.", "client.id", "socket.", "broker."};
+  for (const auto& [key, value] : config.kafka.properties) {
+    for (const char* prefix : kSharedPrefixes) {
+      if (key.rfind(prefix, 0) == 0) options.producer.properties[key] = value;
+    }
+  }
+  for (const auto& [key, value] : config.dlq.properties) options.producer.properties[key] = value;
+  return options;
+}
+
+connectors::WriteOptions write_options(const config::WriterConfig& writer) {
+  static const std::map<std::string, connectors::Durability> kDurability = {
+      {"USE_DEFAULT", connectors::Durability::use_default}, {"SKIP_WAL", connectors::Durability::skip_wal},
+      {"ASYNC_WAL", connectors::Durability::async_wal},     {"SYNC_WAL", connectors::Durability::sync_wal},
+      {"FSYNC_WAL", connectors::Durability::fsync_wal}};
+  const auto it = kDurability.find(writer.durability);
+  if (it == kDurability.end()) throw std::invalid_argument("unknown durability '" + writer.durability + "'");
+  return connectors::WriteOptions{it->second};
+}
+
+ingest::RetryPolicy retry_policy(const config::WriterConfig& writer) {
+  return ingest::RetryPolicy{writer.retry_initial_backoff, writer.retry_max_backoff};
+}
+
+ingest::PipelineOptions pipeline_options(const config::Config& config) {
+  ingest::PipelineOptions options;
+  options.decode = config.decode;
+  options.batch = ingest::BatchLimits{config.writer.batch_max_rows, config.writer.batch_max_bytes, config.writer.linger};
+  options.flow = ingest::FlowLimits{config.writer.max_inflight_rows, config.writer.max_inflight_bytes,
+                                    config.writer.max_inflight_rows_per_partition};
+  options.poll_batch = config.kafka.poll_batch;
+  options.commit_interval = config.kafka.commit_interval;
+  options.shutdown_deadline = config.shutdown_deadline;
+  options.family_ttl = config.table.ttl;
+  options.on_invalid = config.dlq.on_invalid;
+  options.unknown_type = config.dlq.unknown_type;
+  return options;
+}
+
+ingest::TableSettings table_settings(const config::Config& config) {
+  return ingest::TableSettings{config.decode.family, std::chrono::duration_cast<std::chrono::seconds>(config.table.ttl),
+                               config.table.bloom_filter, config.table.compression};
+}
+
+namespace {
+
+// The inline `key:` node of a route in the original document, so key spec errors carry the
+// config file's own lines; a null node when it cannot be found (then the dumped YAML text is used).
+YAML::Node inline_key_node(const config::Config& config, std::string_view name) {
+  try {
+    const YAML::Node root = YAML::LoadFile(config.source.string());
+    if (name == "default_route") return root["default_route"]["key"];
+    const std::size_t index = std::stoul(std::string(name.substr(name.find('[') + 1)));
+    return root["routes"][index]["key"];
+  } catch (const std::exception&) {
+    return YAML::Node();
+  }
+}
+
+keyspec::KeySpec load_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
+  if (route.preset) return keyspec::KeySpec::preset(*route.preset, route.preset_params);
+  if (route.key_file) return keyspec::KeySpec::from_yaml_file(*route.key_file);
+  if (route.key_yaml) {
+    const YAML::Node node = config.source.empty() ? YAML::Node() : inline_key_node(config, name);
+    return node.IsMap() ? keyspec::KeySpec::from_yaml_node(node, config.source.string())
+                        : keyspec::KeySpec::from_yaml_text(*route.key_yaml, route.key_source);
+  }
+  throw keyspec::SpecError("route for table '" + route.table + "' has no key spec");
+}
+
+}  // namespace
+
+keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
+  try {
+    return load_key_spec(config, route, name);
+  } catch (const std::exception& e) {
+    // The spec's own message names its file/line and component; say which route it belongs to.
+    throw keyspec::SpecError(route.key_source + ": " + std::string(name) + ".key: " + e.what());
+  }
+}
+
+ingest::Router make_router(const config::Config& config) {
+  const auto route_of = [&](const config::RouteConfig& route, std::string_view name) {
+    return ingest::Route{connectors::TableName::parse(route.table, config.hbase.ns).qualified(), route.event_types,
+                         build_key_spec(config, route, name)};
+  };
+  std::vector<ingest::Route> routes;
+  for (std::size_t i = 0; i < config.routes.size(); ++i) {
+    routes.push_back(route_of(config.routes[i], "routes[" + std::to_string(i) + "]"));
+  }
+  std::optional<ingest::Route> default_route;
+  if (config.default_route) default_route = route_of(*config.default_route, "default_route");
+  return ingest::Router(std::move(routes), std::move(default_route));
+}
+
+}  // namespace hbingest::app

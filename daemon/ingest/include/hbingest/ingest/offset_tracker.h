@@ -1,0 +1,57 @@
+#pragma once
+// Which offset may be committed per partition when events finish out of order.
+//
+// Every consumed offset is `track`ed; it is `complete`d once its event is stored in HBase, acked by
+// the dead-letter topic, or deliberately skipped. The committable position of a partition is the
+// lowest offset still pending (or one past the highest tracked offset when none is): committing it
+// never skips an event that is not stored yet. Offsets must be tracked in increasing order per
+// partition (Kafka delivers them so).
+//
+// Not thread-safe: owned by the pipeline thread; writers report completions through a queue.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "hbingest/connectors/source.h"
+
+namespace hbingest::ingest {
+
+class OffsetTracker {
+ public:
+  void track(const connectors::TopicPartition& tp, std::int64_t offset);
+  void complete(const connectors::TopicPartition& tp, std::int64_t offset);
+
+  // Next offset to commit for `tp` (Kafka semantics: first offset not yet done), if any offset
+  // was tracked since the partition was assigned.
+  std::optional<std::int64_t> committable(const connectors::TopicPartition& tp) const;
+  // Committable positions that moved since the last call to mark_committed.
+  std::vector<connectors::PartitionOffset> uncommitted() const;
+  void mark_committed(const std::vector<connectors::PartitionOffset>& offsets);
+
+  std::size_t pending(const connectors::TopicPartition& tp) const;
+  std::size_t pending_total() const { return pending_total_; }
+  // Forgets a partition (revoked): its pending offsets will be redelivered to the next owner.
+  void forget(const connectors::TopicPartition& tp);
+  std::vector<connectors::TopicPartition> partitions() const;
+
+ private:
+  struct Entry {
+    std::int64_t offset;
+    bool done;
+  };
+  struct PartitionState {
+    std::deque<Entry> window;         // tracked offsets not yet below the commit point, ascending
+    std::int64_t next_after_last = -1;  // highest tracked offset + 1
+    std::int64_t committed = -1;        // last position handed to mark_committed
+    std::size_t pending = 0;
+  };
+  void advance(PartitionState& state);
+
+  std::map<connectors::TopicPartition, PartitionState> partitions_;
+  std::size_t pending_total_ = 0;
+};
+
+}  // namespace hbingest::ingest

@@ -1,0 +1,124 @@
+#pragma once
+// The ingest loop: poll Kafka → decode → route → key → batch → writer pool → commit.
+//
+// Guarantee: an offset is committed only when every event below it is stored in HBase, acked by
+// the dead-letter topic, or deliberately skipped (expired, or on_invalid: skip). Keys and cell
+// timestamps are pure functions of the event and its Kafka position, so redelivery after a crash
+// rewrites identical cells instead of adding rows.
+//
+// Threading: run() and the RebalanceListener callbacks execute on the calling (pipeline) thread;
+// stats() may be read from any thread.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "hbingest/config/config.h"
+#include "hbingest/connectors/source.h"
+#include "hbingest/ingest/batcher.h"
+#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/ingest/offset_tracker.h"
+#include "hbingest/ingest/pipeline_observer.h"
+#include "hbingest/support/rate_limited_log.h"
+#include "hbingest/ingest/router.h"
+#include "hbingest/ingest/writer_pool.h"
+
+namespace hbingest::ingest {
+
+struct PipelineStats {
+  std::atomic<std::uint64_t> consumed{0};
+  std::atomic<std::uint64_t> rows_stored{0};
+  std::atomic<std::uint64_t> dead_lettered{0};
+  std::atomic<std::uint64_t> skipped{0};  // expired + skipped invalid
+  std::atomic<std::uint64_t> commits{0};
+  std::atomic<std::size_t> inflight_rows{0};
+  std::atomic<std::size_t> paused_partitions{0};
+  std::atomic<std::size_t> assigned_partitions{0};
+  std::atomic<bool> assignment_received{false};
+  // Steady-clock ns of the last loop iteration: the systemd watchdog pings only while it moves.
+  std::atomic<std::int64_t> last_loop_ns{0};
+};
+
+// Consumption pauses when the events in flight reach these bounds and resumes below 80% of them.
+struct FlowLimits {
+  std::size_t max_inflight_rows = 200000;
+  std::size_t max_inflight_bytes = 256 * 1024 * 1024;
+  std::size_t max_inflight_rows_per_partition = 50000;
+};
+
+// What the pipeline takes from the configuration; hbingest::app builds it from config::Config.
+struct PipelineOptions {
+  config::DecodeConfig decode;
+  BatchLimits batch;
+  FlowLimits flow;
+  std::size_t poll_batch = 1000;                     // messages per poll
+  std::chrono::milliseconds commit_interval{1000};
+  std::chrono::milliseconds shutdown_deadline{30000};
+  std::chrono::milliseconds family_ttl{600000};      // the table's TTL: events older are not written
+  config::OnInvalid on_invalid = config::OnInvalid::dlq;
+  config::UnknownType unknown_type = config::UnknownType::dlq;
+};
+
+// Thrown by run() when an invalid event meets `on_invalid: fail`. Nothing at or after its offset
+// is committed.
+class InvalidEventStop : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Pipeline final : public connectors::RebalanceListener {
+ public:
+  using NowMs = std::function<std::int64_t()>;  // wall clock in epoch ms (injected for tests)
+
+  Pipeline(PipelineOptions options, connectors::Source& source, connectors::DeadLetterSink& dead_letters,
+           WriterPool& writers, const Router& router, PipelineObserver& observer, NowMs now_ms);
+
+  // Runs until `stop` becomes true, then drains for at most the shutdown deadline: flushes open
+  // batches, waits for writes and dead letters, commits synchronously, leaves the group.
+  void run(const std::atomic<bool>& stop);
+
+  const PipelineStats& stats() const { return stats_; }
+
+  void on_revoked(const std::vector<connectors::TopicPartition>& partitions) override;
+  void on_assigned(const std::vector<connectors::TopicPartition>& partitions) override;
+
+ private:
+  void handle(connectors::SourceMessage&& message);
+  void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
+              const std::string& detail);
+  void send_dead_letter(connectors::DeadLetter letter);
+  void complete(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes);
+  void submit(std::vector<Batch> batches);
+  void drain_completions();
+  void commit(bool synchronous, const std::vector<connectors::TopicPartition>* only = nullptr);
+  void update_flow_control();
+  // Serves completions and dead-letter acks until `done()` or the deadline. Returns done().
+  bool drain_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline);
+
+  const PipelineOptions options_;
+  connectors::Source& source_;
+  connectors::DeadLetterSink& dead_letters_;
+  WriterPool& writers_;
+  const Router& router_;
+  PipelineObserver& observer_;
+  NowMs now_ms_;
+
+  EventDecoder decoder_;
+  DecodedEvent event_;  // reused: its buffers keep their capacity between events
+  std::string key_;
+  Batcher batcher_;
+  OffsetTracker tracker_;
+  std::size_t inflight_bytes_ = 0;
+  std::set<connectors::TopicPartition> assigned_;
+  std::set<connectors::TopicPartition> paused_;
+  std::vector<connectors::DeadLetter> dead_letter_retries_;
+  std::chrono::steady_clock::time_point next_commit_;
+  support::RateLimitedLog rejections_log_{std::chrono::seconds(10)};
+  PipelineStats stats_;
+};
+
+}  // namespace hbingest::ingest

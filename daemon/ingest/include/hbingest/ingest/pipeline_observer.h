@@ -1,0 +1,35 @@
+#pragma once
+// What the pipeline reports as it runs: the Prometheus metrics implement it, tests count with it.
+// Methods are called from the pipeline thread and from writer threads: implementations must be
+// thread-safe and cheap. Defaults do nothing.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hbingest::ingest {
+
+class PipelineObserver {
+ public:
+  virtual ~PipelineObserver() = default;
+  virtual void on_consumed(std::string_view /*topic*/, std::string_view /*event_type*/, std::size_t /*bytes*/) {}
+  virtual void on_invalid(std::string_view /*reason*/) {}
+  virtual void on_dead_letter(bool /*delivered*/) {}
+  virtual void on_expired() {}
+  virtual void on_row_queued(int /*salt_bucket*/, std::int64_t /*event_time_ms*/) {}
+  virtual void on_batch_written(const std::string& /*endpoint*/, std::size_t /*rows*/, std::size_t /*bytes*/,
+                                std::chrono::nanoseconds /*latency*/, std::int64_t /*oldest_event_ms*/) {}
+  virtual void on_write_retry(const std::string& /*endpoint*/, const std::string& /*operation*/) {}
+  virtual void on_rows_rejected(std::size_t /*rows*/) {}
+  virtual void on_inflight(std::size_t /*rows*/, std::size_t /*bytes*/) {}
+  virtual void on_paused_partitions(std::size_t /*count*/) {}
+  virtual void on_commit(std::string_view /*topic*/, std::int32_t /*partition*/, std::int64_t /*offset*/) {}
+  virtual void on_commit_failure() {}
+  // The partitions left this consumer: per-partition series must go, or two replicas report one partition.
+  virtual void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& /*partitions*/) {}
+};
+
+}  // namespace hbingest::ingest

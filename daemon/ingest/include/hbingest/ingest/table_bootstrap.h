@@ -1,0 +1,44 @@
+#pragma once
+// Creates (or checks) every table the routes write to: namespace, family with TTL, VERSIONS 1,
+// bloom filter, and split keys at the salt bucket boundaries of the route's key spec; and the
+// dead-letter topic. hbingest::app passes in the admin clients it built from the config.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/connectors/kafka_producer.h"
+#include "hbingest/ingest/router.h"
+
+namespace hbingest::ingest {
+
+// What every route table gets (the config's `table` and `decode.family`).
+struct TableSettings {
+  std::string family = "d";
+  std::chrono::seconds ttl{600};
+  std::string bloom_filter = "ROW";
+  std::string compression = "NONE";
+};
+
+struct BootstrapReport {
+  std::vector<std::string> lines;  // one per table: created / ok / differs: ...
+  bool differences = false;        // an existing table does not match the settings
+};
+
+// The table spec for one route table ("ns:table"): family, TTL, versions, bloom filter, splits.
+connectors::TableSpec table_spec(const TableSettings& settings, const std::string& qualified_table,
+                                 const std::vector<std::string>& split_keys);
+
+BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const Router& router, const TableSettings& settings);
+
+// Creates the dead-letter topic when missing, with max.message.bytes large enough for the largest
+// original (10 MiB; the broker default of 1 MB would refuse a 5 MB letter). Returns what it did.
+std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std::string& topic);
+
+// Throws naming the first route table that does not exist, followed by `remedy`. The daemon calls
+// it before consuming: HBase's Thrift2 gateway acknowledges puts into a missing table without
+// storing them.
+void require_tables(connectors::HBaseAdmin& admin, const Router& router, const std::string& remedy);
+
+}  // namespace hbingest::ingest

@@ -1,0 +1,73 @@
+#pragma once
+// N writer threads, each with its own RowSink (connection), taking closed batches from one queue.
+// A batch is retried with backoff until stored or until stop(); completed batches (with the rows
+// HBase rejected for good) come back through take_completed() on the pipeline thread.
+// The queue is unbounded by count: the pipeline bounds it by pausing consumption at its in-flight
+// row/byte limits.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "hbingest/connectors/row_sink.h"
+#include "hbingest/ingest/batcher.h"
+#include "hbingest/ingest/pipeline_observer.h"
+#include "hbingest/support/rate_limited_log.h"
+
+namespace hbingest::ingest {
+
+struct BatchOutcome {
+  Batch batch;
+  std::vector<connectors::RejectedRow> rejected;
+};
+
+struct RetryPolicy {
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+};
+
+class WriterPool {
+ public:
+  WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
+             RetryPolicy retry, PipelineObserver& observer);
+  // Stops and joins; batches not yet stored are dropped (their offsets were never committed).
+  ~WriterPool();
+  WriterPool(const WriterPool&) = delete;
+  WriterPool& operator=(const WriterPool&) = delete;
+
+  void submit(Batch batch);
+  std::vector<BatchOutcome> take_completed();
+  // Blocks until a batch completes or `timeout` passes.
+  void wait_for_completion(std::chrono::milliseconds timeout);
+  // Stops retrying and joins the writers. Idempotent.
+  void stop();
+  // True while at least one writer is waiting to retry (for readiness).
+  bool backing_off() const { return backing_off_.load() > 0; }
+
+ private:
+  void run_writer(connectors::RowSink& sink);
+
+  connectors::WriteOptions options_;
+  RetryPolicy retry_;
+  PipelineObserver& observer_;
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_available_;
+  std::condition_variable completion_available_;
+  std::condition_variable stop_requested_cv_;  // wakes writers sleeping in backoff
+  std::deque<Batch> queue_;
+  std::vector<BatchOutcome> completed_;
+  bool stopping_ = false;
+  std::atomic<int> backing_off_{0};
+  support::RateLimitedLog retry_log_{std::chrono::seconds(5)};  // one line per endpoint and interval in an outage
+  // Last member: threads start after everything they use exists and are joined (in stop()) first.
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace hbingest::ingest

@@ -1,0 +1,84 @@
+#include "hbingest/ingest/offset_tracker.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace hbingest::ingest {
+
+void OffsetTracker::track(const connectors::TopicPartition& tp, std::int64_t offset) {
+  auto& state = partitions_[tp];
+  if (offset < state.next_after_last) {
+    throw std::logic_error("offset " + std::to_string(offset) + " tracked after " +
+                           std::to_string(state.next_after_last - 1) + " on " + tp.topic + "/" +
+                           std::to_string(tp.partition));
+  }
+  state.window.push_back({offset, false});
+  state.next_after_last = offset + 1;
+  ++state.pending;
+  ++pending_total_;
+}
+
+void OffsetTracker::complete(const connectors::TopicPartition& tp, std::int64_t offset) {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return;  // revoked meanwhile: the next owner re-reads it
+  auto& state = it->second;
+  const auto entry = std::lower_bound(state.window.begin(), state.window.end(), offset,
+                                      [](const Entry& e, std::int64_t o) { return e.offset < o; });
+  if (entry == state.window.end() || entry->offset != offset || entry->done) return;
+  entry->done = true;
+  --state.pending;
+  --pending_total_;
+  advance(state);
+}
+
+void OffsetTracker::advance(PartitionState& state) {
+  // Keep the first entry even when done: it tells where the commit point is.
+  while (state.window.size() > 1 && state.window.front().done) state.window.pop_front();
+}
+
+std::optional<std::int64_t> OffsetTracker::committable(const connectors::TopicPartition& tp) const {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end() || it->second.next_after_last < 0) return std::nullopt;
+  const auto& state = it->second;
+  for (const auto& entry : state.window) {
+    if (!entry.done) return entry.offset;
+  }
+  return state.next_after_last;
+}
+
+std::vector<connectors::PartitionOffset> OffsetTracker::uncommitted() const {
+  std::vector<connectors::PartitionOffset> out;
+  for (const auto& [tp, state] : partitions_) {
+    const auto position = committable(tp);
+    if (position && *position > state.committed) out.push_back({tp, *position});
+  }
+  return out;
+}
+
+void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset>& offsets) {
+  for (const auto& po : offsets) {
+    const auto it = partitions_.find(po.tp);
+    if (it != partitions_.end()) it->second.committed = std::max(it->second.committed, po.offset);
+  }
+}
+
+std::size_t OffsetTracker::pending(const connectors::TopicPartition& tp) const {
+  const auto it = partitions_.find(tp);
+  return it == partitions_.end() ? 0 : it->second.pending;
+}
+
+void OffsetTracker::forget(const connectors::TopicPartition& tp) {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return;
+  pending_total_ -= it->second.pending;
+  partitions_.erase(it);
+}
+
+std::vector<connectors::TopicPartition> OffsetTracker::partitions() const {
+  std::vector<connectors::TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) out.push_back(tp);
+  return out;
+}
+
+}  // namespace hbingest::ingest

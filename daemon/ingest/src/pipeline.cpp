@@ -1,0 +1,310 @@
+#include "hbingest/ingest/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+namespace hbingest::ingest {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using connectors::TopicPartition;
+
+// Resume a paused partition only once it is well below its limit, so it does not flap.
+constexpr double kResumeFraction = 0.8;
+// Poll at least this often even with nothing to do: librdkafka serves rebalances and heartbeats
+// from poll, and the watchdog needs the loop to turn.
+constexpr std::chrono::milliseconds kMaxPollWait{100};
+
+std::string describe(const connectors::SourceMessage& m) {
+  return m.topic + "/" + std::to_string(m.partition) + "@" + std::to_string(m.offset);
+}
+
+std::string exception_class_for(const std::string& stage, const std::string& reason) {
+  return "hbingest." + stage + "." + reason;
+}
+
+}  // namespace
+
+Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connectors::DeadLetterSink& dead_letters,
+                   WriterPool& writers, const Router& router, PipelineObserver& observer, NowMs now_ms)
+    : options_(std::move(options)),
+      source_(source),
+      dead_letters_(dead_letters),
+      writers_(writers),
+      router_(router),
+      observer_(observer),
+      now_ms_(std::move(now_ms)),
+      decoder_(options_.decode),
+      batcher_(options_.batch) {
+  source_.set_rebalance_listener(this);
+}
+
+void Pipeline::run(const std::atomic<bool>& stop) {
+  next_commit_ = Clock::now() + options_.commit_interval;
+  while (!stop.load()) {
+    stats_.last_loop_ns = Clock::now().time_since_epoch().count();
+    drain_completions();
+    dead_letters_.poll(std::chrono::milliseconds(0));
+    for (auto& letter : std::exchange(dead_letter_retries_, {})) send_dead_letter(std::move(letter));
+    update_flow_control();
+
+    auto wait = kMaxPollWait;
+    if (const auto deadline = batcher_.next_deadline()) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      wait = std::clamp(until, std::chrono::milliseconds(0), kMaxPollWait);
+    }
+    auto messages = source_.poll(options_.poll_batch, wait);
+    for (auto& message : messages) handle(std::move(message));
+    submit(batcher_.expired(Clock::now()));
+
+    if (Clock::now() >= next_commit_) {
+      commit(false);
+      next_commit_ = Clock::now() + options_.commit_interval;
+    }
+  }
+
+  const auto deadline = Clock::now() + options_.shutdown_deadline;
+  spdlog::info("stopping: flushing {} open rows and {} in flight (deadline {} ms)", batcher_.open_rows(),
+               tracker_.pending_total(), options_.shutdown_deadline.count());
+  submit(batcher_.flush_all());
+  const bool drained = drain_until([&] { return tracker_.pending_total() == 0; }, deadline);
+  if (!drained) {
+    spdlog::warn("shutdown deadline passed with {} events not stored; their offsets stay uncommitted",
+                 tracker_.pending_total());
+  }
+  commit(true);
+  source_.close();
+}
+
+void Pipeline::handle(connectors::SourceMessage&& message) {
+  const TopicPartition tp{message.topic, message.partition};
+  tracker_.track(tp, message.offset);
+  inflight_bytes_ += message.payload.size();
+  ++stats_.consumed;
+
+  if (auto invalid = decoder_.decode(message, event_)) {
+    observer_.on_consumed(message.topic, "", message.payload.size());
+    reject(std::move(message), "decode", invalid->reason, invalid->message);
+    return;
+  }
+  observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
+
+  const Route* route = router_.has_explicit_route(event_.event_type) ? router_.route(event_.event_type) : nullptr;
+  if (route == nullptr) {
+    switch (options_.unknown_type) {
+      case config::UnknownType::default_route:
+        route = router_.route(event_.event_type);
+        break;
+      case config::UnknownType::skip:
+        observer_.on_invalid("unknown_type");
+        ++stats_.skipped;
+        complete(tp, message.offset, message.payload.size());
+        return;
+      case config::UnknownType::dlq:
+        break;
+    }
+    if (route == nullptr) {
+      reject(std::move(message), "route", "unknown_type", "no route for event type '" + event_.event_type + "'");
+      return;
+    }
+  }
+
+  const std::int64_t now = now_ms_();
+  const std::int64_t family_ttl = options_.family_ttl.count();
+  const std::int64_t ttl = event_.ttl_ms ? std::min(*event_.ttl_ms, family_ttl) : family_ttl;
+  if (event_.time_ms + ttl <= now) {
+    // HBase would expire it at once; writing it only costs a compaction later.
+    observer_.on_expired();
+    ++stats_.skipped;
+    complete(tp, message.offset, message.payload.size());
+    return;
+  }
+
+  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  if (auto error = route->spec.encode(decoder_.fields(), meta, key_)) {
+    reject(std::move(message), "key", "bad_key", error->message());
+    return;
+  }
+
+  connectors::RowMutation row;
+  row.row = key_;
+  row.cells = std::move(event_.cells);  // the decoder clears and refills it for the next event
+  row.timestamp_ms = options_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : now;
+  row.ttl_ms = ttl;
+  const int bucket = route->spec.lead_bucket(key_).value_or(-1);
+  observer_.on_row_queued(bucket, event_.time_ms);
+  submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message)}, Clock::now()));
+}
+
+void Pipeline::reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
+                      const std::string& detail) {
+  observer_.on_invalid(reason);
+  const TopicPartition tp{message.topic, message.partition};
+  switch (options_.on_invalid) {
+    case config::OnInvalid::skip:
+      spdlog::debug("skipping invalid event {}: {}", describe(message), detail);
+      ++stats_.skipped;
+      complete(tp, message.offset, message.payload.size());
+      return;
+    case config::OnInvalid::fail:
+      throw InvalidEventStop("invalid event at " + describe(message) + " (" + stage + "): " + detail +
+                             "; stopping because dlq.on_invalid is 'fail'");
+    case config::OnInvalid::dlq:
+      break;
+  }
+  // Every letter carries its origin in its headers and is counted; the log shows one per reason
+  // and interval, with the number of repeats it stood for.
+  rejections_log_.log(spdlog::level::info, stage + "." + reason,
+                      "dead-lettering " + describe(message) + " (" + stage + "): " + detail);
+  send_dead_letter(connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail});
+}
+
+void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
+  auto shared = std::make_shared<connectors::DeadLetter>(std::move(letter));
+  dead_letters_.send(*shared, [this, shared](bool delivered, const std::string& error) {
+    observer_.on_dead_letter(delivered);
+    const auto& original = shared->original;
+    if (delivered) {
+      ++stats_.dead_lettered;
+      complete({original.topic, original.partition}, original.offset, original.payload.size());
+      return;
+    }
+    // Neither stored nor dead-lettered: keep it pending (so its offset is not committed) and try again.
+    rejections_log_.log(spdlog::level::warn, "dlq_retry",
+                        "dead letter for " + describe(original) + " not delivered, retrying: " + error);
+    dead_letter_retries_.push_back(std::move(*shared));
+  });
+}
+
+void Pipeline::complete(const TopicPartition& tp, std::int64_t offset, std::size_t bytes) {
+  tracker_.complete(tp, offset);
+  inflight_bytes_ -= std::min(inflight_bytes_, bytes);
+}
+
+void Pipeline::submit(std::vector<Batch> batches) {
+  for (auto& batch : batches) writers_.submit(std::move(batch));
+}
+
+void Pipeline::drain_completions() {
+  for (auto& outcome : writers_.take_completed()) {
+    auto& batch = outcome.batch;
+    std::vector<bool> rejected(batch.rows.size(), false);
+    for (const auto& r : outcome.rejected) {
+      rejected[r.index] = true;
+      reject(std::move(batch.origins[r.index].message), "write", "rejected_by_hbase", r.reason);
+    }
+    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
+      if (rejected[i]) continue;
+      const auto& message = batch.origins[i].message;
+      complete({message.topic, message.partition}, message.offset, message.payload.size());
+      ++stats_.rows_stored;
+    }
+  }
+  stats_.inflight_rows = tracker_.pending_total();
+  observer_.on_inflight(tracker_.pending_total(), inflight_bytes_);
+}
+
+void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only) {
+  std::vector<connectors::PartitionOffset> offsets;
+  if (synchronous) {
+    // Final commits include every committable position, also ones whose async commit may have failed.
+    for (const auto& tp : tracker_.partitions()) {
+      if (only && std::find(only->begin(), only->end(), tp) == only->end()) continue;
+      if (const auto position = tracker_.committable(tp)) offsets.push_back({tp, *position});
+    }
+  } else {
+    for (auto& po : tracker_.uncommitted()) {
+      if (assigned_.contains(po.tp)) offsets.push_back(std::move(po));
+    }
+  }
+  if (offsets.empty()) return;
+  try {
+    source_.commit(offsets, synchronous);
+    tracker_.mark_committed(offsets);
+    ++stats_.commits;
+    for (const auto& po : offsets) observer_.on_commit(po.tp.topic, po.tp.partition, po.offset);
+  } catch (const std::exception& e) {
+    // Stored but not committed: a restart re-reads and rewrites identical cells. Not data loss.
+    observer_.on_commit_failure();
+    spdlog::error("offset commit failed (rows are written but not committed; they will be rewritten after a "
+                  "restart): {}",
+                  e.what());
+  }
+}
+
+void Pipeline::update_flow_control() {
+  const FlowLimits& writer = options_.flow;
+  const bool over_total = tracker_.pending_total() >= writer.max_inflight_rows || inflight_bytes_ >= writer.max_inflight_bytes;
+  const bool under_total = tracker_.pending_total() < writer.max_inflight_rows * kResumeFraction &&
+                           inflight_bytes_ < writer.max_inflight_bytes * kResumeFraction;
+  std::vector<TopicPartition> to_pause;
+  std::vector<TopicPartition> to_resume;
+  for (const auto& tp : assigned_) {
+    const std::size_t pending = tracker_.pending(tp);
+    const bool is_paused = paused_.contains(tp);
+    if (!is_paused && (over_total || pending >= writer.max_inflight_rows_per_partition)) {
+      to_pause.push_back(tp);
+    } else if (is_paused && under_total && pending < writer.max_inflight_rows_per_partition * kResumeFraction) {
+      to_resume.push_back(tp);
+    }
+  }
+  if (!to_pause.empty()) {
+    source_.pause(to_pause);
+    paused_.insert(to_pause.begin(), to_pause.end());
+    spdlog::info("paused {} partition(s): {} events in flight ({} bytes)", to_pause.size(), tracker_.pending_total(),
+                 inflight_bytes_);
+  }
+  if (!to_resume.empty()) {
+    source_.resume(to_resume);
+    for (const auto& tp : to_resume) paused_.erase(tp);
+    spdlog::info("resumed {} partition(s)", to_resume.size());
+  }
+  stats_.paused_partitions = paused_.size();
+  observer_.on_paused_partitions(paused_.size());
+}
+
+bool Pipeline::drain_until(const std::function<bool()>& done, Clock::time_point deadline) {
+  while (!done() && Clock::now() < deadline) {
+    stats_.last_loop_ns = Clock::now().time_since_epoch().count();
+    writers_.wait_for_completion(std::chrono::milliseconds(20));
+    drain_completions();
+    dead_letters_.poll(std::chrono::milliseconds(0));
+    for (auto& letter : std::exchange(dead_letter_retries_, {})) send_dead_letter(std::move(letter));
+  }
+  return done();
+}
+
+void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {
+  // Everything consumed from these partitions must be stored and committed before another
+  // consumer takes them; what does not make it in time is left uncommitted and re-read there.
+  spdlog::info("partitions revoked: {}; flushing their events", partitions.size());
+  submit(batcher_.flush_all());
+  const auto deadline = Clock::now() + options_.shutdown_deadline;
+  drain_until(
+      [&] {
+        for (const auto& tp : partitions) {
+          if (tracker_.pending(tp) > 0) return false;
+        }
+        return true;
+      },
+      deadline);
+  commit(true, &partitions);
+  std::vector<std::pair<std::string, std::int32_t>> gone;
+  for (const auto& tp : partitions) gone.emplace_back(tp.topic, tp.partition);
+  observer_.on_partitions_revoked(gone);
+  for (const auto& tp : partitions) {
+    tracker_.forget(tp);
+    assigned_.erase(tp);
+    paused_.erase(tp);
+  }
+  stats_.assigned_partitions = assigned_.size();
+}
+
+void Pipeline::on_assigned(const std::vector<TopicPartition>& partitions) {
+  spdlog::info("partitions assigned: {}", partitions.size());
+  assigned_.insert(partitions.begin(), partitions.end());
+  stats_.assigned_partitions = assigned_.size();
+  stats_.assignment_received = true;
+}
+
+}  // namespace hbingest::ingest

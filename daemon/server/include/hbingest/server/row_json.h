@@ -1,0 +1,20 @@
+#pragma once
+// JSON form of query rows, shared by the HTTP handler and the CLI.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hbingest/query/query.h"
+
+namespace hbingest::server {
+
+// {"key":"<hex>","salt":7,"event_id":"login","time":"2024-05-01T12:00:00.000Z","time_ms":...,
+//  "partition":0,"offset":42,"parts":{"<component>":"<text>",...},"columns":{"d:amount":"12.5",...}}
+// Decoded fields appear when the spec has the matching component (event_id: its event component).
+nlohmann::json row_to_json(const query::ResultRow& row);
+
+// Serialises without throwing on invalid UTF-8 in cell values (replaced by U+FFFD).
+std::string dump_json(const nlohmann::json& value);
+
+}  // namespace hbingest::server

@@ -1,0 +1,33 @@
+#include "hbingest/server/row_json.h"
+
+namespace hbingest::server {
+
+nlohmann::json row_to_json(const query::ResultRow& row) {
+  nlohmann::json out = nlohmann::json::object();
+  out["key"] = keyspec::to_hex(row.key);
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& part : row.parts) {
+    parts[part.name] = part.text;
+    if (row.event_component && part.name == *row.event_component) {
+      out["event_id"] = part.text;
+    } else if (part.type == "salt" && part.number) {
+      out["salt"] = *part.number;
+    } else if (part.type == "time") {
+      out["time"] = part.text;
+      if (part.number) out["time_ms"] = *part.number;
+    } else if ((part.type == "partition" || part.type == "offset") && part.number) {
+      out[part.type] = *part.number;
+    }
+  }
+  out["parts"] = std::move(parts);
+  nlohmann::json columns = nlohmann::json::object();
+  for (const auto& cell : row.cells) columns[cell.family + ":" + cell.qualifier] = cell.value;
+  out["columns"] = std::move(columns);
+  return out;
+}
+
+std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace hbingest::server

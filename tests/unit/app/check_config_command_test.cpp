@@ -1,0 +1,93 @@
+// Tests daemon/src/commands/check_config_command.cpp (compiled in directly; see CMakeLists.txt).
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hbingest/config/loader.h"
+#include "hbingest/app/commands.h"
+
+namespace hbingest::app {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+const std::filesystem::path kSourceDir = HBINGEST_SOURCE_DIR;
+
+struct CommandRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CommandRun run(const Args& args) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = check_config_command(args);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  CommandRun result{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+  return result;
+}
+
+std::filesystem::path write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CheckConfig, ExampleIsOk) {
+  const std::string file = (kSourceDir / "config/examples/local.yaml").string();
+  const CommandRun r = run({file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok: " + file + "\n");
+}
+
+TEST(CheckConfig, PrintEffectiveIsLoadableYaml) {
+  const std::string file = (kSourceDir / "config/examples/local.yaml").string();
+  const CommandRun r = run({file, "--print-effective"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("max_inflight_rows_per_partition: 50000"));
+  EXPECT_THAT(r.out, HasSubstr("# ok: " + file));
+  const auto again = config::try_load_config_text(r.out, "effective");
+  EXPECT_TRUE(again.problems.empty()) << ::testing::PrintToString(again.problems);
+}
+
+TEST(CheckConfig, ListsConfigAndKeySpecProblemsTogether) {
+  const auto file = write_temp("bad.yaml", R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  pol_batch: 10
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - event_types: [login]
+    table: events
+    preset: no_such_preset
+  - event_types: [order]
+    table: orders
+    key:
+      components: 7
+)");
+  const CommandRun r = run({file.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, Not(HasSubstr("ok:")));
+  EXPECT_THAT(r.err, HasSubstr(file.string() + ":4:3: kafka.pol_batch: unknown key (did you mean 'poll_batch'?)"));
+  EXPECT_THAT(r.err, HasSubstr(file.string() + ":9: routes[0].key: "));
+  EXPECT_THAT(r.err, HasSubstr("no_such_preset"));
+  EXPECT_THAT(r.err, HasSubstr(file.string() + ":13: routes[1].key: "));
+  EXPECT_THAT(r.err, HasSubstr("3 problems"));
+  std::filesystem::remove(file);
+}
+
+TEST(CheckConfig, UsageErrors) {
+  EXPECT_EQ(run({}).code, 2);
+  EXPECT_EQ(run({"a.yaml", "b.yaml"}).code, 2);
+  EXPECT_EQ(run({"--frobnicate", "a.yaml"}).code, 2);
+  const CommandRun missing = run({"/nonexistent/hbingest.yaml"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/hbingest.yaml: cannot read the config file"));
+}
+
+}  // namespace
+}  // namespace hbingest::app

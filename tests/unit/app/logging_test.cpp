@@ -1,0 +1,69 @@
+// Tests the logging setup of hbingest::app: formats, levels, SIGHUP-style reloads.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "hbingest/app/logging.h"
+
+namespace hbingest::app {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(Logging, JsonLinesEscapeEverything) {
+  std::ostringstream out;
+  setup_logging({.level = "info", .format = config::LogFormat::json},
+                std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  spdlog::info("write failed: \"quoted\"\nsecond line\tand \\ backslash");
+  spdlog::warn("bad byte \xff here");
+  spdlog::debug("not shown at info");
+  spdlog::default_logger()->flush();
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 2u) << out.str();
+  const auto first = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(first["level"], "info");
+  EXPECT_EQ(first["logger"], "hbingest");
+  EXPECT_EQ(first["msg"], "write failed: \"quoted\"\nsecond line\tand \\ backslash");
+  EXPECT_TRUE(first["thread"].is_number());
+  const std::string ts = first["ts"];
+  EXPECT_EQ(ts.size(), 24u) << ts;  // 2024-05-01T12:00:00.123Z
+  EXPECT_EQ(ts.back(), 'Z');
+  const auto second = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(second["level"], "warning");
+  EXPECT_THAT(second["msg"].get<std::string>(), HasSubstr("bad byte "));
+}
+
+TEST(Logging, TextFormatAndLevelChanges) {
+  std::ostringstream out;
+  setup_logging({.level = "warn", .format = config::LogFormat::text},
+                std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  spdlog::info("hidden at warn");
+  spdlog::error("shown at warn");
+  set_log_level("debug");  // what SIGHUP does after re-reading logging.level
+  spdlog::debug("shown after reload");
+  spdlog::default_logger()->flush();
+  const std::string text = out.str();
+  EXPECT_THAT(text, Not(HasSubstr("hidden at warn")));
+  EXPECT_THAT(text, HasSubstr("error [hbingest]"));
+  EXPECT_THAT(text, HasSubstr("shown at warn"));
+  EXPECT_THAT(text, HasSubstr("shown after reload"));
+  EXPECT_THROW(set_log_level("verbose"), std::invalid_argument);
+  EXPECT_THROW(setup_logging({.level = "loud", .format = config::LogFormat::text},
+                             std::make_shared<spdlog::sinks::ostream_sink_mt>(out)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hbingest::app

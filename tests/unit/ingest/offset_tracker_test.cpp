@@ -1,0 +1,115 @@
+#include "hbingest/ingest/offset_tracker.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace hbingest::ingest {
+namespace {
+
+const connectors::TopicPartition kP0{"events", 0};
+const connectors::TopicPartition kP1{"events", 1};
+
+TEST(OffsetTracker, NothingTrackedNothingCommittable) {
+  OffsetTracker tracker;
+  EXPECT_FALSE(tracker.committable(kP0));
+  EXPECT_TRUE(tracker.uncommitted().empty());
+}
+
+TEST(OffsetTracker, CommitsOnlyBelowLowestPending) {
+  OffsetTracker tracker;
+  for (int o = 10; o < 15; ++o) tracker.track(kP0, o);
+  EXPECT_EQ(tracker.committable(kP0), 10);
+  tracker.complete(kP0, 12);
+  tracker.complete(kP0, 13);
+  EXPECT_EQ(tracker.committable(kP0), 10) << "10 is not stored yet";
+  tracker.complete(kP0, 10);
+  EXPECT_EQ(tracker.committable(kP0), 11);
+  tracker.complete(kP0, 11);
+  EXPECT_EQ(tracker.committable(kP0), 14);
+  tracker.complete(kP0, 14);
+  EXPECT_EQ(tracker.committable(kP0), 15);
+  EXPECT_EQ(tracker.pending_total(), 0u);
+}
+
+TEST(OffsetTracker, GapsInOffsetsAreFine) {
+  // Compacted topics and transactional markers leave holes in offsets.
+  OffsetTracker tracker;
+  tracker.track(kP0, 5);
+  tracker.track(kP0, 9);
+  tracker.complete(kP0, 5);
+  EXPECT_EQ(tracker.committable(kP0), 9);
+  tracker.complete(kP0, 9);
+  EXPECT_EQ(tracker.committable(kP0), 10);
+}
+
+TEST(OffsetTracker, PartitionsAreIndependent) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 0);
+  tracker.track(kP1, 100);
+  tracker.complete(kP1, 100);
+  EXPECT_EQ(tracker.committable(kP0), 0);
+  EXPECT_EQ(tracker.committable(kP1), 101);
+  EXPECT_EQ(tracker.pending(kP0), 1u);
+  EXPECT_EQ(tracker.pending(kP1), 0u);
+}
+
+TEST(OffsetTracker, UncommittedReportsOnlyMovedPositions) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 0);
+  tracker.complete(kP0, 0);
+  auto first = tracker.uncommitted();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].offset, 1);
+  tracker.mark_committed(first);
+  EXPECT_TRUE(tracker.uncommitted().empty());
+  tracker.track(kP0, 1);
+  EXPECT_TRUE(tracker.uncommitted().empty()) << "1 is pending, position still 1";
+  tracker.complete(kP0, 1);
+  ASSERT_EQ(tracker.uncommitted().size(), 1u);
+}
+
+TEST(OffsetTracker, RejectsOffsetsGoingBackwards) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 10);
+  EXPECT_THROW(tracker.track(kP0, 9), std::logic_error);
+}
+
+TEST(OffsetTracker, ForgetDropsPendingAndLateCompletionsAreIgnored) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 1);
+  tracker.track(kP0, 2);
+  tracker.forget(kP0);
+  EXPECT_EQ(tracker.pending_total(), 0u);
+  tracker.complete(kP0, 1);
+  EXPECT_FALSE(tracker.committable(kP0));
+}
+
+TEST(OffsetTracker, RandomCompletionOrderNeverCommitsPastAPendingOffset) {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 50; ++round) {
+    OffsetTracker tracker;
+    std::vector<std::int64_t> offsets;
+    for (std::int64_t o = 0; o < 200; ++o) {
+      tracker.track(kP0, o);
+      offsets.push_back(o);
+    }
+    std::shuffle(offsets.begin(), offsets.end(), rng);
+    std::vector<bool> done(200, false);
+    for (auto o : offsets) {
+      tracker.complete(kP0, o);
+      done[static_cast<std::size_t>(o)] = true;
+      const auto position = *tracker.committable(kP0);
+      for (std::int64_t below = 0; below < position; ++below) {
+        ASSERT_TRUE(done[static_cast<std::size_t>(below)]);
+      }
+      if (position < 200) {
+        ASSERT_FALSE(done[static_cast<std::size_t>(position)]);
+      }
+    }
+    EXPECT_EQ(tracker.committable(kP0), 200);
+  }
+}
+
+}  // namespace
+}  // namespace hbingest::ingest

@@ -1,0 +1,297 @@
+// The pipeline against in-memory fakes of Kafka, HBase and the dead-letter topic.
+// The same behaviours run against the real stack in tests/integration.
+
+#include "hbingest/ingest/pipeline.h"
+
+#include <gtest/gtest.h>
+#include <thread>
+
+#include "fakes.h"
+
+namespace hbingest::ingest {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeDeadLetters;
+using testing::FakeSink;
+using testing::FakeSource;
+using testing::FakeTable;
+
+constexpr std::int64_t kNowMs = 1'790'000'000'000;  // fixed "now" for TTL decisions
+
+std::string login_event(std::int64_t ts, const std::string& user = "u1") {
+  return R"({"event_id":"login","ts":)" + std::to_string(ts) + R"(,"user_id":")" + user + R"(","ok":true})";
+}
+
+// What a pipeline test varies: the options app builds from the config, the routes, the writers.
+struct Setup {
+  PipelineOptions options;
+  std::vector<Route> routes;
+  std::optional<Route> default_route;
+  int writers = 2;
+  RetryPolicy retry{1ms, 5ms};
+};
+
+Route events_route() {
+  return Route{"default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {})};
+}
+
+Setup test_setup() {
+  Setup setup;
+  setup.options.commit_interval = 10ms;
+  setup.options.batch.max_rows = 7;
+  setup.options.batch.linger = 5ms;
+  setup.options.shutdown_deadline = 5s;
+  setup.routes = {events_route()};
+  return setup;
+}
+
+// Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
+struct Harness {
+  explicit Harness(Setup s) : setup(std::move(s)), router(setup.routes, setup.default_route) {}
+
+  void run_until(const std::function<bool()>& until) {
+    std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+    for (int i = 0; i < setup.writers; ++i) sinks.push_back(std::make_unique<FakeSink>(table));
+    WriterPool writers(std::move(sinks), {}, setup.retry,
+                       observer);
+    Pipeline pipeline(setup.options, source, dead_letters, writers, router, observer, [] { return kNowMs; });
+    std::atomic<bool> stop{false};
+    std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
+    std::atomic<bool> finished{false};
+    std::thread thread([&] {
+      try {
+        pipeline.run(stop);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished = true;
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!finished && !until() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
+    stop = true;
+    thread.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  // The committed next-offset of events/<partition>, or -1 when none was committed.
+  std::int64_t committed(int partition) const { return source.committed({"events", partition}); }
+
+  std::size_t rows() {
+    std::lock_guard lock(table.mutex);
+    return table.rows.size();
+  }
+
+  Setup setup;
+  Router router;
+  FakeSource source;
+  FakeTable table;
+  FakeDeadLetters dead_letters;
+  PipelineObserver observer;
+};
+
+TEST(Pipeline, StoresEveryEventAndCommitsPastTheLast) {
+  Harness h(test_setup());
+  for (int p = 0; p < 2; ++p) {
+    for (int o = 0; o < 50; ++o) h.source.push("events", p, o, login_event(kNowMs - 1000 + o, "u" + std::to_string(o)));
+  }
+  h.run_until([&] { return h.rows() == 100; });
+  EXPECT_EQ(h.rows(), 100u);
+  EXPECT_EQ(h.committed(0), 50);
+  EXPECT_EQ(h.committed(1), 50);
+  EXPECT_TRUE(h.source.closed());
+  for (const auto& [key, row] : h.table.rows) {
+    EXPECT_EQ(row.ttl_ms, 600000);
+    EXPECT_GE(row.timestamp_ms, kNowMs - 1000) << "cell timestamp is the event time";
+    bool has_user = false;
+    for (const auto& cell : row.cells) has_user |= cell.family == "d" && cell.qualifier == "user_id";
+    EXPECT_TRUE(has_user);
+  }
+}
+
+TEST(Pipeline, ReplayRewritesTheSameRows) {
+  // Redelivery after a crash: same partition/offset/event → same key, same cell timestamp.
+  Harness h(test_setup());
+  for (int o = 0; o < 30; ++o) h.source.push("events", 0, o, login_event(kNowMs - 500));
+  for (int o = 0; o < 30; ++o) h.source.push("events", 0, 30 + o, login_event(kNowMs - 500));
+  h.run_until([&] { return h.rows() == 60; });
+  const auto first = h.table.rows;
+
+  Harness replay(test_setup());
+  for (int o = 0; o < 60; ++o) replay.source.push("events", 0, o, login_event(kNowMs - 500));
+  replay.run_until([&] { return replay.rows() == 60; });
+  ASSERT_EQ(replay.table.rows.size(), first.size());
+  for (const auto& [key, row] : first) {
+    ASSERT_TRUE(replay.table.rows.contains(key));
+    EXPECT_EQ(replay.table.rows.at(key).timestamp_ms, row.timestamp_ms);
+  }
+}
+
+TEST(Pipeline, InvalidEventsGoToTheDeadLetterTopicWithTheirOrigin) {
+  Harness h(test_setup());
+  h.source.push("events", 0, 0, login_event(kNowMs));
+  h.source.push("events", 0, 1, "{not json");
+  h.source.push("events", 0, 2, R"({"ts":1})");
+  h.source.push("events", 0, 3, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
+  h.source.push("events", 0, 4, login_event(kNowMs));
+  h.run_until([&] { return h.rows() == 2 && h.dead_letters.delivered_count() == 3; });
+  ASSERT_EQ(h.dead_letters.delivered.size(), 3u);
+  EXPECT_EQ(h.dead_letters.delivered[0].original.offset, 1);
+  EXPECT_EQ(h.dead_letters.delivered[0].stage, "decode");
+  EXPECT_EQ(h.dead_letters.delivered[0].exception_class, "hbingest.decode.invalid_json");
+  EXPECT_EQ(h.dead_letters.delivered[1].exception_class, "hbingest.decode.missing_type");
+  EXPECT_EQ(h.dead_letters.delivered[2].stage, "route");
+  EXPECT_EQ(h.dead_letters.delivered[2].original.payload, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
+  EXPECT_EQ(h.committed(0), 5);
+}
+
+TEST(Pipeline, KeyThatCannotBeBuiltIsDeadLettered) {
+  auto setup = test_setup();
+  setup.options.unknown_type = config::UnknownType::default_route;
+  setup.default_route = events_route();
+  setup.default_route->event_types.clear();
+  Harness h(setup);
+  const std::string long_type(40, 'x');  // wider than the events preset's event id field
+  h.source.push("events", 0, 0, R"({"event_id":")" + long_type + R"(","ts":)" + std::to_string(kNowMs) + "}");
+  h.source.push("events", 0, 1, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
+  h.run_until([&] { return h.rows() == 1 && h.dead_letters.delivered_count() == 1; });
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  EXPECT_EQ(h.dead_letters.delivered[0].stage, "key");
+  EXPECT_NE(h.dead_letters.delivered[0].exception_message.find("event"), std::string::npos)
+      << h.dead_letters.delivered[0].exception_message;
+  EXPECT_EQ(h.rows(), 1u) << "signup took the default route";
+  EXPECT_EQ(h.committed(0), 2);
+}
+
+TEST(Pipeline, UnackedDeadLetterHoldsTheCommit) {
+  Harness h(test_setup());
+  h.dead_letters.hold = true;
+  h.source.push("events", 0, 0, login_event(kNowMs));
+  h.source.push("events", 0, 1, "garbage");
+  h.source.push("events", 0, 2, login_event(kNowMs));
+  h.setup.options.shutdown_deadline = 200ms;
+  h.run_until([&] { return h.rows() == 2; });
+  EXPECT_EQ(h.committed(0), 1) << "offset 1 is neither stored nor dead-lettered";
+}
+
+TEST(Pipeline, FailedDeadLetterIsRetriedNotDropped) {
+  Harness h(test_setup());
+  h.dead_letters.fail_next = 3;
+  h.source.push("events", 0, 0, "garbage");
+  h.run_until([&] { return h.dead_letters.delivered_count() == 1; });
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  EXPECT_EQ(h.committed(0), 1);
+}
+
+TEST(Pipeline, SkipModeCommitsWithoutDeadLetters) {
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::skip;
+  Harness h(setup);
+  h.source.push("events", 0, 0, "garbage");
+  h.source.push("events", 0, 1, login_event(kNowMs));
+  h.run_until([&] { return h.rows() == 1; });
+  EXPECT_TRUE(h.dead_letters.delivered.empty());
+  EXPECT_EQ(h.committed(0), 2);
+}
+
+TEST(Pipeline, FailModeStopsWithThePositionAndCommitsNothingFromIt) {
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::fail;
+  Harness h(setup);
+  h.source.push("events", 3, 0, login_event(kNowMs));
+  h.source.push("events", 3, 1, "garbage");
+  try {
+    h.run_until([] { return false; });
+    FAIL() << "expected InvalidEventStop";
+  } catch (const InvalidEventStop& e) {
+    EXPECT_NE(std::string(e.what()).find("events/3@1"), std::string::npos) << e.what();
+  }
+  EXPECT_LE(h.committed(3), 1);
+}
+
+TEST(Pipeline, ExpiredEventsAreSkippedAndCommitted) {
+  Harness h(test_setup());
+  h.source.push("events", 0, 0, login_event(kNowMs - 600'001));  // older than the 10 min TTL
+  h.source.push("events", 0, 1, login_event(kNowMs - 1000));
+  h.run_until([&] { return h.rows() == 1 && h.committed(0) == 2; });
+  EXPECT_EQ(h.rows(), 1u);
+  EXPECT_EQ(h.committed(0), 2);
+}
+
+TEST(Pipeline, PerEventTtlMayShortenButNotLengthen) {
+  auto setup = test_setup();
+  setup.options.decode.ttl_field = "ttl";
+  Harness h(setup);
+  h.source.push("events", 0, 0, R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"ttl":1000})");
+  h.source.push("events", 0, 1, R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"ttl":99999999})");
+  h.run_until([&] { return h.rows() == 2; });
+  std::vector<std::int64_t> ttls;
+  for (const auto& [key, row] : h.table.rows) ttls.push_back(*row.ttl_ms);
+  std::sort(ttls.begin(), ttls.end());
+  EXPECT_EQ(ttls, (std::vector<std::int64_t>{1000, 600000}));
+}
+
+TEST(Pipeline, RowsHBaseRejectsGoToTheDeadLetterTopicAlone) {
+  Harness h(test_setup());
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  // Learn the key of offset 2 from a first run, then poison it.
+  h.run_until([&] { return h.rows() == 5; });
+  std::string poisoned;
+  for (const auto& [key, row] : h.table.rows) {
+    if (key.find("0000000000000000002") != std::string::npos) poisoned = key;
+  }
+  ASSERT_FALSE(poisoned.empty());
+
+  Harness again(test_setup());
+  again.table.poison_rows.insert(poisoned);
+  for (int o = 0; o < 5; ++o) again.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  again.run_until([&] { return again.rows() == 4 && again.dead_letters.delivered_count() == 1; });
+  ASSERT_EQ(again.dead_letters.delivered.size(), 1u);
+  EXPECT_EQ(again.dead_letters.delivered[0].original.offset, 2);
+  EXPECT_EQ(again.dead_letters.delivered[0].stage, "write");
+  EXPECT_EQ(again.committed(0), 5);
+}
+
+TEST(Pipeline, OutagePausesConsumptionCommitsNothingAndRecovers) {
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_rows = 20;
+  setup.options.flow.max_inflight_rows_per_partition = 20;
+  setup.options.poll_batch = 5;  // the in-flight bound is soft by one poll batch
+  Harness h(setup);
+  h.table.down = true;
+  for (int o = 0; o < 200; ++o) h.source.push("events", 0, o, login_event(kNowMs));
+  bool paused_during_outage = false;
+  std::size_t remaining_during_outage = 0;
+  h.run_until([&] {
+    // Phase 1: wait until flow control paused the partition with the sink down.
+    if (!paused_during_outage) {
+      if (h.source.pause_calls() > 0 && h.source.is_paused({"events", 0})) {
+        paused_during_outage = true;
+        remaining_during_outage = h.source.remaining();
+        EXPECT_LE(h.committed(0), 0);
+        std::lock_guard lock(h.table.mutex);
+        h.table.down = false;
+      }
+      return false;
+    }
+    return h.rows() == 200;
+  });
+  EXPECT_TRUE(paused_during_outage);
+  EXPECT_GT(remaining_during_outage, 150u) << "consumption stopped near the in-flight bound";
+  EXPECT_EQ(h.rows(), 200u);
+  EXPECT_EQ(h.committed(0), 200);
+}
+
+TEST(Pipeline, ShutdownDuringOutageCommitsOnlyWhatIsStored) {
+  auto setup = test_setup();
+  setup.options.shutdown_deadline = 100ms;
+  Harness h(setup);
+  h.table.down = true;
+  for (int o = 0; o < 10; ++o) h.source.push("events", 0, o, login_event(kNowMs));
+  h.run_until([&] { return h.source.remaining() == 0; });
+  EXPECT_EQ(h.rows(), 0u);
+  EXPECT_LE(h.committed(0), 0);
+}
+
+}  // namespace
+}  // namespace hbingest::ingest

@@ -1,0 +1,274 @@
+#include "hbingest/server/events_handler.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "event_table.h"
+#include "fake_scanner_factory.h"
+#include "hbingest/connectors/hbase_types.h"
+#include "hbingest/server/http_server.h"
+
+namespace hbingest::server {
+namespace {
+
+using namespace std::chrono_literals;
+using query::testing::EventTable;
+using query::testing::FakeScannerFactory;
+// The handler serves the query engine; its types are the vocabulary of these tests.
+using query::EngineOptions;
+using query::EventRoute;
+using query::Order;
+using query::QueryEngine;
+
+// Serves /v1/events over the real HttpServer on an ephemeral port.
+class EventsHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { table_.fill(factory_, 300, 3); }
+
+  void start(EventsHandlerOptions options = {}, EngineOptions engine_options = {}) {
+    engine_ = std::make_unique<QueryEngine>(factory_, engine_options);
+    RouteLookup routes = [this](std::string_view event_id) -> std::optional<EventRoute> {
+      if (event_id != "login" && event_id != "order") return std::nullopt;
+      return EventRoute{.table = table_.table(),
+                        .spec = table_.spec(),
+                        .family = "d",
+                        .known_qualifiers = std::set<std::string>{"event_id", "user", "note"}};
+    };
+    handler_ = std::make_unique<EventsHandler>(*engine_, std::move(routes), std::move(options));
+    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .threads = 4});
+    server_->get("/v1/events", [this](const server::HttpRequest& r) { return (*handler_)(r); });
+    server_->start();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+
+  httplib::Result get(const std::string& target, httplib::Headers headers = {}) {
+    return client_->Get(target.c_str(), headers);
+  }
+
+  static nlohmann::json body(const httplib::Result& res) { return nlohmann::json::parse(res->body); }
+
+  void expect_bad(const std::string& target, const std::string& parameter) {
+    const auto res = get(target);
+    ASSERT_TRUE(res) << target;
+    EXPECT_EQ(res->status, 400) << target << ": " << res->body;
+    EXPECT_EQ(body(res).value("parameter", ""), parameter) << target << ": " << res->body;
+    EXPECT_FALSE(body(res).value("error", "").empty());
+  }
+
+  EventTable table_{"events", 8};
+  FakeScannerFactory factory_;
+  std::unique_ptr<QueryEngine> engine_;
+  std::unique_ptr<EventsHandler> handler_;
+  std::unique_ptr<server::HttpServer> server_;  // after the handler: stopped before it goes
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(EventsHandlerTest, ReturnsMergedRowsAsJson) {
+  start();
+  const std::int64_t from = EventTable::kStartMs + 60000, to = EventTable::kStartMs + 240000;
+  const auto res = get("/v1/events?event_id=login&from=2024-05-01T12:01:00Z&to=" + std::to_string(to) +
+                       "&order=desc&limit=10000");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto json = body(res);
+  const auto expected = table_.expected("login", from, to, Order::desc, 0);
+  ASSERT_EQ(json["count"], expected.size());
+  ASSERT_EQ(json["rows"].size(), expected.size());
+  EXPECT_EQ(json["scans"], 8);
+  EXPECT_EQ(json["truncated"], false);
+  EXPECT_TRUE(json["elapsed_ms"].is_number());
+  const auto& first = json["rows"][0];
+  EXPECT_EQ(first["event_id"], "login");
+  EXPECT_TRUE(first["time"].is_string());
+  EXPECT_TRUE(first["time_ms"].is_number_integer());
+  EXPECT_TRUE(first["partition"].is_number_integer());
+  EXPECT_TRUE(first["offset"].is_number_integer());
+  EXPECT_TRUE(first["salt"].is_number_integer());
+  EXPECT_EQ(first["columns"]["d:note"], "say \"hi\" \\ é\n");  // escaped on the wire, intact after parsing
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& e = *std::find_if(table_.events().begin(), table_.events().end(),
+                                  [&](const auto& ev) { return ev.key == expected[i]; });
+    ASSERT_EQ(json["rows"][i]["offset"], e.offset) << i;
+    ASSERT_EQ(json["rows"][i]["time_ms"], e.ts_ms) << i;
+  }
+}
+
+TEST_F(EventsHandlerTest, LimitTruncatesAndColumnsSelect) {
+  start();
+  const auto res = get("/v1/events?event_id=order&limit=3&columns=user,d:event_id");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto json = body(res);
+  EXPECT_EQ(json["count"], 3);
+  EXPECT_EQ(json["truncated"], true);
+  for (const auto& row : json["rows"]) {
+    EXPECT_EQ(row["columns"].size(), 2u);
+    EXPECT_TRUE(row["columns"].contains("d:user"));
+    EXPECT_TRUE(row["columns"].contains("d:event_id"));
+  }
+  EXPECT_EQ(factory_.open_now(), 0);
+}
+
+TEST_F(EventsHandlerTest, NdjsonWhenAsked) {
+  start();
+  const auto res = get("/v1/events?event_id=login&limit=7", {{"Accept", "application/x-ndjson"}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/x-ndjson");
+  EXPECT_EQ(res->get_header_value("X-Hbingest-Count"), "7");
+  EXPECT_EQ(res->get_header_value("X-Hbingest-Truncated"), "true");
+  std::istringstream lines(res->body);
+  std::string line;
+  std::vector<std::string> keys;
+  while (std::getline(lines, line)) keys.push_back(nlohmann::json::parse(line).at("key").get<std::string>());
+  EXPECT_EQ(keys.size(), 7u);
+}
+
+TEST_F(EventsHandlerTest, BadInputIs400NamingTheParameter) {
+  start({.default_limit = 100, .max_limit = 500});
+  expect_bad("/v1/events?from=0&to=10", "event_id");
+  expect_bad("/v1/events?event_id=logout", "event_id");
+  expect_bad("/v1/events?event_id=login&from=2024-05-01T12:10:00Z&to=2024-05-01T12:00:00Z", "from");
+  expect_bad("/v1/events?event_id=login&from=5&to=5", "from");
+  expect_bad("/v1/events?event_id=login&from=yesterday", "from");
+  expect_bad("/v1/events?event_id=login&to=2024-13-01T00:00:00Z", "to");
+  expect_bad("/v1/events?event_id=login&limit=501", "limit");
+  expect_bad("/v1/events?event_id=login&limit=-1", "limit");
+  expect_bad("/v1/events?event_id=login&order=sideways", "order");
+  expect_bad("/v1/events?event_id=login&columns=user,password", "columns");
+  expect_bad("/v1/events?event_id=login&columns=x:user", "columns");
+  expect_bad("/v1/events?event_id=login&colums=user", "colums");
+  expect_bad("/v1/events?event_id=login&event_id=order", "event_id");
+  EXPECT_EQ(factory_.opened_total(), 0);
+}
+
+TEST_F(EventsHandlerTest, BearerTokenRequiredWhenConfigured) {
+  start({.bearer_token = std::string("s3cret-token")});
+  auto res = get("/v1/events?event_id=login&limit=1");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_EQ(res->get_header_value("WWW-Authenticate"), "Bearer");
+  res = get("/v1/events?event_id=login&limit=1", {{"Authorization", "Bearer s3cret-tokeN"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  res = get("/v1/events?event_id=login&limit=1", {{"Authorization", "Bearer s3cret"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  res = get("/v1/events?event_id=login&limit=1", {{"Authorization", "Bearer s3cret-token"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+}
+
+TEST_F(EventsHandlerTest, UnreachableHBaseIs503) {
+  factory_.on_open = [](const connectors::ScanRequest&) {
+    throw connectors::HBaseError("connect: Connection refused", "127.0.0.1:1", "openScanner", true);
+  };
+  start();
+  const auto res = get("/v1/events?event_id=login");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503) << res->body;
+  EXPECT_NE(body(res)["error"].get<std::string>().find("127.0.0.1:1"), std::string::npos);
+  EXPECT_EQ(res->get_header_value("Retry-After"), "1");
+}
+
+TEST_F(EventsHandlerTest, PermanentHBaseErrorIs502) {
+  factory_.on_open = [](const connectors::ScanRequest&) {
+    throw connectors::HBaseError("TableNotFoundException", "hb:9090", "openScanner", false);
+  };
+  start();
+  const auto res = get("/v1/events?event_id=login");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 502) << res->body;
+}
+
+TEST_F(EventsHandlerTest, DeadlineIs504WithNoScannerLeftOpen) {
+  factory_.on_next = [](const connectors::ScanRequest&, int) { std::this_thread::sleep_for(40ms); };
+  start({}, {.concurrency = 4, .chunk_rows = 1, .prefetch_chunks = 1, .deadline = 10ms});
+  const auto res = get("/v1/events?event_id=login");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 504) << res->body;
+  EXPECT_EQ(factory_.open_now(), 0);
+  EXPECT_EQ(engine_->open_scanners(), 0);
+}
+
+TEST_F(EventsHandlerTest, OverTheConcurrentQueryLimitIs429) {
+  // The first query blocks inside its scans until the test has seen the second one refused.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool release = false, entered = false;
+  factory_.on_next = [&](const connectors::ScanRequest&, int) {
+    std::unique_lock lock(mutex);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  start({.max_concurrent_queries = 1});
+  auto first = std::async(std::launch::async, [&] {
+    httplib::Client client("127.0.0.1", server_->port());
+    client.set_read_timeout(10, 0);
+    auto res = client.Get("/v1/events?event_id=login&limit=1");
+    return res ? res->status : -1;
+  });
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return entered; });
+  }
+  const auto res = get("/v1/events?event_id=login&limit=1");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 429) << res->body;
+  EXPECT_EQ(res->get_header_value("Retry-After"), "1");
+  {
+    const std::lock_guard lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(first.get(), 200);
+  // The slot is free again.
+  const auto again = get("/v1/events?event_id=login&limit=1");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+}
+
+TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
+  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server.get("/healthz", [](const server::HttpRequest&) { return server::HttpResponse{.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}}; });
+  server.start();
+  ASSERT_GT(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  auto res = client.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body, "ok");
+  res = client.Get("/nope");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  server.stop();
+  server.stop();  // idempotent
+}
+
+TEST(HttpServerTest, HandlerExceptionIs500Json) {
+  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server.get("/boom", [](const server::HttpRequest&) -> server::HttpResponse { throw std::runtime_error("kaput"); });
+  server.start();
+  httplib::Client client("127.0.0.1", server.port());
+  const auto res = client.Get("/boom");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 500);
+  EXPECT_EQ(nlohmann::json::parse(res->body)["error"], "kaput");
+}
+
+TEST(HttpServerTest, RejectsBadListenAddress) {
+  EXPECT_THROW(server::HttpServer({.listen = "localhost", .threads = 1}), std::invalid_argument);
+  EXPECT_THROW(server::HttpServer({.listen = "127.0.0.1:99999", .threads = 1}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hbingest::server
