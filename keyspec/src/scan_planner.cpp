@@ -87,25 +87,43 @@ std::string lead_bytes(const Component& c, std::int64_t value) {
   return s;
 }
 
-}  // namespace
+// What the equality values of a request turned into: an event and Kafka metadata for the
+// ordinary encoder, and which request keys named components versus raw event fields.
+struct Equalities {
+  MapEventFields event;
+  KafkaMeta meta;
+  std::set<std::string, std::less<>> component_keys;
+  std::set<std::string, std::less<>> field_keys;
+};
 
-std::string prefix_successor(std::string prefix) {
-  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
-  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
-  return prefix;
+// The bytes every planned key shares after the lead, and where they stop.
+struct LeadingRun {
+  std::string prefix;
+  std::size_t range_at = 0;  // first component without an equality value (components.size() if none)
+  std::set<std::string, std::less<>> used;  // component names the run consumed
+};
+
+std::int64_t parse_equality_int(const SpecModel& m, const std::string& key, const std::string& value,
+                                std::string_view what) {
+  std::int64_t n = 0;
+  if (!read_int(FieldValue{std::string_view(value)}, n)) {
+    plan_fail(m, "equality value '" + value + "' for '" + key + "' must be " + std::string(what));
+  }
+  return n;
 }
 
-std::vector<ScanRange> plan_scan(const SpecModel& m, const PlanRequest& req) {
+// An inverted range is a caller bug; say so instead of planning nothing.
+void check_time_range(const SpecModel& m, const PlanRequest& req) {
   if (req.from_ms && req.to_ms && *req.from_ms >= *req.to_ms) {
     plan_fail(m, "empty time range [" + std::to_string(*req.from_ms) + ", " + std::to_string(*req.to_ms) + ")");
   }
-  // Equality values become an event (and Kafka metadata) that the ordinary encoder turns into bytes,
-  // so a planned prefix is byte-for-byte what encode() writes.
-  MapEventFields event;
-  KafkaMeta meta;
-  meta.offset = -1;
-  std::set<std::string, std::less<>> component_keys;
-  std::set<std::string, std::less<>> field_keys;
+}
+
+// Equality values become an event (and Kafka metadata) that the ordinary encoder turns into bytes,
+// so a planned prefix is byte-for-byte what encode() writes.
+Equalities feed_equalities(const SpecModel& m, const PlanRequest& req) {
+  Equalities eq;
+  eq.meta.offset = -1;
   for (const auto& entry : req.equals) {
     // Named, not a structured binding: clang 14 cannot capture bindings in the lambda below.
     const std::string& key = entry.first;
@@ -115,207 +133,237 @@ std::vector<ScanRange> plan_scan(const SpecModel& m, const PlanRequest& req) {
       const bool read = std::any_of(m.components.begin(), m.components.end(),
                                     [&](const Component& c) { return reads_field(c, key); });
       if (!read) plan_fail(m, "equality on '" + key + "': no component or event field of that name");
-      event.set(key, value);
-      field_keys.insert(key);
+      eq.event.set(key, value);
+      eq.field_keys.insert(key);
       continue;
     }
-    component_keys.insert(key);
+    eq.component_keys.insert(key);
     const Component& c = m.components[*idx];
-    std::int64_t n = 0;
     switch (c.kind) {
       case Kind::Partition:
-      case Kind::Offset:
-        if (!read_int(FieldValue{std::string_view(value)}, n)) {
-          plan_fail(m, "equality value '" + value + "' for '" + key + "' must be an integer");
-        }
-        if (c.kind == Kind::Partition) {
-          meta.partition = static_cast<std::int32_t>(n);
-        } else {
-          meta.offset = n;
-        }
+        eq.meta.partition = static_cast<std::int32_t>(parse_equality_int(m, key, value, "an integer"));
         break;
+      case Kind::Offset: eq.meta.offset = parse_equality_int(m, key, value, "an integer"); break;
       case Kind::Hash:
         if (c.inputs.size() != 1 || c.inputs[0].kind != SourceKind::Field) {
           plan_fail(m, "equality on hash '" + key + "' of " + m.infos[*idx].source +
                            ": give each input field by its own name instead");
         }
-        event.set(c.inputs[0].field, value);
+        eq.event.set(c.inputs[0].field, value);
         break;
       case Kind::Field:
       case Kind::Dict:
       case Kind::Reverse:
       case Kind::Int:
-        if (c.source.kind == SourceKind::Field) {
-          event.set(c.source.field, value);
-        } else if (c.source.kind == SourceKind::Partition || c.source.kind == SourceKind::Offset) {
-          if (!read_int(FieldValue{std::string_view(value)}, n)) {
-            plan_fail(m, "equality value '" + value + "' for '" + key + "' must be an integer");
-          }
-          if (c.source.kind == SourceKind::Partition) {
-            meta.partition = static_cast<std::int32_t>(n);
-          } else {
-            meta.offset = n;
-          }
-        } else if (c.source.kind == SourceKind::Timestamp) {
-          if (!read_int(FieldValue{std::string_view(value)}, n)) {
-            plan_fail(m, "equality value '" + value + "' for '" + key + "' must be epoch ms");
-          }
-          meta.timestamp_ms = n;
-        } else if (c.source.kind == SourceKind::Topic) {
-          plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
+        switch (c.source.kind) {
+          case SourceKind::Field: eq.event.set(c.source.field, value); break;
+          case SourceKind::Partition:
+            eq.meta.partition = static_cast<std::int32_t>(parse_equality_int(m, key, value, "an integer"));
+            break;
+          case SourceKind::Offset: eq.meta.offset = parse_equality_int(m, key, value, "an integer"); break;
+          case SourceKind::Timestamp: eq.meta.timestamp_ms = parse_equality_int(m, key, value, "epoch ms"); break;
+          case SourceKind::Topic:
+            plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
+          case SourceKind::None: break;
         }
         break;
       default: break;  // salt/bucket/time/literal are handled where they are encoded
     }
   }
+  return eq;
+}
 
-  std::string prefix;
+// Encodes the components after the lead for as long as the request fixes them: every key the
+// query can match starts with these bytes. Literals are free; a hash counts as fixed when all its
+// input fields are given.
+LeadingRun encode_leading_run(const SpecModel& m, const PlanRequest& req, const Equalities& eq) {
+  LeadingRun run;
   std::size_t i = m.has_lead ? 1 : 0;
-  std::set<std::string, std::less<>> used;
   for (; i < m.components.size(); ++i) {
     const Component& c = m.components[i];
-    const auto eq = req.equals.find(c.name);
+    const auto value = req.equals.find(c.name);
     if (c.kind == Kind::Literal) {
-      if (eq != req.equals.end() && eq->second != c.literal) {
+      if (value != req.equals.end() && value->second != c.literal) {
         plan_fail(m, "equality on literal '" + c.name + "' differs from its fixed value");
       }
-      prefix.append(c.literal);
-      used.insert(c.name);
+      run.prefix.append(c.literal);
+      run.used.insert(c.name);
       continue;
     }
-    const bool given = eq != req.equals.end() || (c.kind == Kind::Hash && inputs_known(c, event));
+    const bool given = value != req.equals.end() || (c.kind == Kind::Hash && inputs_known(c, eq.event));
     if (!given) break;
-    used.insert(c.name);
+    run.used.insert(c.name);
     if (c.kind == Kind::Time) {
-      append_time_equality(m, c, eq->second, prefix);
+      append_time_equality(m, c, value->second, run.prefix);
     } else if (c.kind == Kind::Bucket || c.kind == Kind::Salt) {
-      append_lead(c, parse_index(m, c, eq->second), prefix);
-    } else if (auto err = encode_component(c, event, meta, prefix)) {
+      append_lead(c, parse_index(m, c, value->second), run.prefix);
+    } else if (auto err = encode_component(c, eq.event, eq.meta, run.prefix)) {
       plan_fail(m, "equality value for '" + c.name + "': " + err->message());
     }
   }
-  const std::size_t range_at = i;
+  run.range_at = i;
+  return run;
+}
 
+// An equality the plan cannot use would silently widen the scan; reject it instead.
+void check_equalities_used(const SpecModel& m, const PlanRequest& req, const Equalities& eq, LeadingRun& run) {
   const Component* lead = m.has_lead ? &m.components[0] : nullptr;
-  if (lead && req.equals.count(lead->name)) used.insert(lead->name);
-  for (const auto& key : component_keys) {
-    if (used.count(key) == 0) {
-      const std::string stop = range_at < m.components.size() ? m.components[range_at].name : "the end";
+  if (lead && req.equals.count(lead->name)) run.used.insert(lead->name);
+  for (const auto& key : eq.component_keys) {
+    if (run.used.count(key) == 0) {
+      const std::string stop = run.range_at < m.components.size() ? m.components[run.range_at].name : "the end";
       plan_fail(m, "equality on '" + key + "' is not part of the leading run of components (the run stops at '" +
                        stop + "', which has no equality value)");
     }
   }
-  for (const auto& key : field_keys) {
+  for (const auto& key : eq.field_keys) {
     bool fed = lead && reads_field(*lead, key);
-    for (std::size_t j = m.has_lead ? 1 : 0; j < range_at && !fed; ++j) fed = reads_field(m.components[j], key);
+    for (std::size_t j = m.has_lead ? 1 : 0; j < run.range_at && !fed; ++j) fed = reads_field(m.components[j], key);
     if (!fed) plan_fail(m, "equality on field '" + key + "' feeds no component of the leading run");
   }
+}
 
-  const bool ranged = req.from_ms || req.to_ms;
-  const Component* time = nullptr;
-  if (ranged) {
-    if (!m.time_index) plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
-    const Component& t = m.components[*m.time_index];
-    if (range_at > *m.time_index) {
-      plan_fail(m, "time component '" + t.name + "' has an equality value; a range on it as well is contradictory");
-    }
-    if (range_at < *m.time_index) {
-      const Component& blocker = m.components[range_at];
-      if (blocker.kind == Kind::Hash) {
-        plan_fail(m, "the range on time component '" + t.name + "' comes after hash component '" + blocker.name +
-                         "' of " + m.infos[range_at].source +
-                         ", whose input is not given: hashing destroys order, so no key range can be planned; "
-                         "give an equality value for its input");
-      }
-      plan_fail(m, "the range on time component '" + t.name + "' needs equality values for every component before it; '" +
-                       blocker.name + "' has none");
-    }
-    time = &t;
+// A time range narrows keys only when the time component directly follows the leading run;
+// returns that component, or nullptr when the request has no range.
+const Component* range_time_component(const SpecModel& m, const PlanRequest& req, std::size_t range_at) {
+  if (!req.from_ms && !req.to_ms) return nullptr;
+  if (!m.time_index) plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
+  const Component& t = m.components[*m.time_index];
+  if (range_at > *m.time_index) {
+    plan_fail(m, "time component '" + t.name + "' has an equality value; a range on it as well is contradictory");
   }
+  if (range_at < *m.time_index) {
+    const Component& blocker = m.components[range_at];
+    if (blocker.kind == Kind::Hash) {
+      plan_fail(m, "the range on time component '" + t.name + "' comes after hash component '" + blocker.name +
+                       "' of " + m.infos[range_at].source +
+                       ", whose input is not given: hashing destroys order, so no key range can be planned; "
+                       "give an equality value for its input");
+    }
+    plan_fail(m, "the range on time component '" + t.name + "' needs equality values for every component before it; '" +
+                     blocker.name + "' has none");
+  }
+  return &t;
+}
 
+// The salt/bucket values a query must visit: one when the request fixes the lead (directly or
+// through its inputs), the buckets of one month for a month salt with a known month, else all.
+// {-1} when the spec has no lead.
+std::vector<std::int64_t> lead_buckets(const SpecModel& m, const PlanRequest& req, const Equalities& eq) {
+  if (!m.has_lead) return {-1};
+  const Component* lead = &m.components[0];
+  const MapEventFields& event = eq.event;
   std::vector<std::int64_t> buckets;
-  if (lead) {
-    const auto eq = req.equals.find(lead->name);
-    std::int64_t v = 0;
-    if (eq != req.equals.end()) {
-      buckets.push_back(parse_index(m, *lead, eq->second));
-    } else if (lead->kind == Kind::Salt && !lead->random && inputs_known(*lead, event) &&
-               (!lead->month_of || known_month(m, *lead, req, event) > 0)) {
-      if (lead->month_of && !(lead->month_of->kind == SourceKind::Field && event.field(lead->month_of->field))) {
-        // The month is known from a time component's equality, not from the salt's own input: feed
-        // lead_value an instant in that month.
-        const int month = known_month(m, *lead, req, event);
-        const auto mid_month = civil_to_ms(CivilFields{2000, month, 15, 0, 0, 0, 0});
-        Component copy = *lead;
-        copy.time_input = TimeInput::EpochMs;
-        MapEventFields with_month = event;
-        KafkaMeta meta_month = meta;
-        if (lead->month_of->kind == SourceKind::Field) {
-          with_month.set(lead->month_of->field, *mid_month);
-        } else {
-          meta_month.timestamp_ms = *mid_month;
-        }
-        if (auto err = lead_value(copy, with_month, meta_month, v)) plan_fail(m, err->message());
-      } else if (auto err = lead_value(*lead, event, meta, v)) {
-        plan_fail(m, err->message());
+  const auto given = req.equals.find(lead->name);
+  std::int64_t v = 0;
+  if (given != req.equals.end()) {
+    buckets.push_back(parse_index(m, *lead, given->second));
+  } else if (lead->kind == Kind::Salt && !lead->random && inputs_known(*lead, event) &&
+             (!lead->month_of || known_month(m, *lead, req, event) > 0)) {
+    if (lead->month_of && !(lead->month_of->kind == SourceKind::Field && event.field(lead->month_of->field))) {
+      // The month is known from a time component's equality, not from the salt's own input: feed
+      // lead_value an instant in that month.
+      const int month = known_month(m, *lead, req, event);
+      const auto mid_month = civil_to_ms(CivilFields{2000, month, 15, 0, 0, 0, 0});
+      Component copy = *lead;
+      copy.time_input = TimeInput::EpochMs;
+      MapEventFields with_month = event;
+      KafkaMeta meta_month = eq.meta;
+      if (lead->month_of->kind == SourceKind::Field) {
+        with_month.set(lead->month_of->field, *mid_month);
+      } else {
+        meta_month.timestamp_ms = *mid_month;
       }
-      buckets.push_back(v);
-    } else if (lead->kind == Kind::Bucket && lead->source.kind == SourceKind::Field &&
-               event.field(lead->source.field)) {
-      if (auto err = lead_value(*lead, event, meta, v)) plan_fail(m, err->message());
-      buckets.push_back(v);
-    } else if (lead->month_of && known_month(m, *lead, req, event) > 0) {
-      const std::int64_t base = (known_month(m, *lead, req, event) - 1) * lead->buckets;
-      for (std::int64_t b = 0; b < lead->buckets; ++b) buckets.push_back(base + b);
-    } else {
-      for (std::int64_t b = 0; b < lead->lead_values(); ++b) buckets.push_back(b);
+      if (auto err = lead_value(copy, with_month, meta_month, v)) plan_fail(m, err->message());
+    } else if (auto err = lead_value(*lead, event, eq.meta, v)) {
+      plan_fail(m, err->message());
     }
+    buckets.push_back(v);
+  } else if (lead->kind == Kind::Bucket && lead->source.kind == SourceKind::Field && event.field(lead->source.field)) {
+    if (auto err = lead_value(*lead, event, eq.meta, v)) plan_fail(m, err->message());
+    buckets.push_back(v);
+  } else if (lead->month_of && known_month(m, *lead, req, event) > 0) {
+    const std::int64_t base = (known_month(m, *lead, req, event) - 1) * lead->buckets;
+    for (std::int64_t b = 0; b < lead->buckets; ++b) buckets.push_back(base + b);
   } else {
-    buckets.push_back(-1);
+    for (std::int64_t b = 0; b < lead->lead_values(); ++b) buckets.push_back(b);
   }
+  return buckets;
+}
 
-  std::vector<ScanRange> ranges;
-  ranges.reserve(buckets.size());
-  for (const std::int64_t b : buckets) {
-    std::string base = b >= 0 ? lead_bytes(*lead, b) : std::string{};
-    base += prefix;
-    ScanRange r;
-    r.bucket = static_cast<int>(b);
-    if (!time) {
-      r.start = base;
+// [start, stop) of one bucket: the shared prefix, narrowed by the time range when there is one.
+// A reversed time stores MAX - t, so the range flips.
+ScanRange bucket_range(const PlanRequest& req, std::string base, const Component* time, std::int64_t lo, bool hi_open) {
+  ScanRange r;
+  if (!time) {
+    r.stop = prefix_successor(base);
+    r.start = std::move(base);
+    return r;
+  }
+  if (!time->reversed) {
+    r.start = base;
+    append_time(*time, lo, r.start);
+    if (hi_open) {
       r.stop = prefix_successor(base);
-      ranges.push_back(std::move(r));
-      continue;
+    } else {
+      r.stop = base;
+      append_time(*time, *req.to_ms, r.stop);
     }
+    return r;
+  }
+  // Stored value s = MAX - t, so t in [lo, to) is s in [MAX - (to-1), MAX - lo + 1).
+  r.start = base;
+  if (!hi_open) append_stored_time(*time, kLongMax - (*req.to_ms - 1), r.start);
+  if (lo == 0) {
+    r.stop = prefix_successor(base);
+  } else {
+    r.stop = base;
+    append_stored_time(*time, kLongMax - lo + 1, r.stop);
+  }
+  return r;
+}
+
+// One range per lead value; none at all when the time range holds no instant the time component
+// can store (before year 0000 / epoch 0, or after 9999 / Long.MAX_VALUE).
+std::vector<ScanRange> build_ranges(const SpecModel& m, const PlanRequest& req, const std::vector<std::int64_t>& buckets,
+                                    const std::string& prefix, const Component* time) {
+  std::int64_t lo = 0;
+  bool hi_open = true;
+  if (time) {
     const bool pattern = time->time_format == TimeFormat::Pattern;
     const std::int64_t min = pattern ? kPatternMinMs : 0;
     const std::int64_t max = pattern ? kPatternMaxMs : kLongMax;
-    if ((req.to_ms && *req.to_ms <= min) || (req.from_ms && *req.from_ms > max)) return {};  // no representable key
-    const std::int64_t lo = req.from_ms && *req.from_ms > min ? *req.from_ms : min;
-    const bool hi_open = !req.to_ms || *req.to_ms > max;
-    if (!time->reversed) {
-      r.start = base;
-      append_time(*time, lo, r.start);
-      if (hi_open) {
-        r.stop = prefix_successor(base);
-      } else {
-        r.stop = base;
-        append_time(*time, *req.to_ms, r.stop);
-      }
-    } else {
-      // Stored value s = MAX - t, so t in [lo, to) is s in [MAX - (to-1), MAX - lo + 1).
-      r.start = base;
-      if (!hi_open) append_stored_time(*time, kLongMax - (*req.to_ms - 1), r.start);
-      if (lo == 0) {
-        r.stop = prefix_successor(base);
-      } else {
-        r.stop = base;
-        append_stored_time(*time, kLongMax - lo + 1, r.stop);
-      }
-    }
+    if ((req.to_ms && *req.to_ms <= min) || (req.from_ms && *req.from_ms > max)) return {};
+    lo = req.from_ms && *req.from_ms > min ? *req.from_ms : min;
+    hi_open = !req.to_ms || *req.to_ms > max;
+  }
+  std::vector<ScanRange> ranges;
+  ranges.reserve(buckets.size());
+  for (const std::int64_t b : buckets) {
+    std::string base = b >= 0 ? lead_bytes(m.components[0], b) : std::string{};
+    base += prefix;
+    ScanRange r = bucket_range(req, std::move(base), time, lo, hi_open);
+    r.bucket = static_cast<int>(b);
     ranges.push_back(std::move(r));
   }
   return ranges;
+}
+
+}  // namespace
+
+std::string prefix_successor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+std::vector<ScanRange> plan_scan(const SpecModel& m, const PlanRequest& req) {
+  check_time_range(m, req);
+  const Equalities eq = feed_equalities(m, req);
+  LeadingRun run = encode_leading_run(m, req, eq);
+  check_equalities_used(m, req, eq, run);
+  const Component* time = range_time_component(m, req, run.range_at);
+  return build_ranges(m, req, lead_buckets(m, req, eq), run.prefix, time);
 }
 
 std::vector<ScanRange> plan_full_table(const SpecModel& m, int splits) {
