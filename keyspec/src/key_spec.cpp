@@ -140,7 +140,7 @@ std::vector<std::string> KeySpec::split_keys() const { return detail::split_keys
 
 int KeySpec::salt_buckets() const {
   const auto& m = impl_->model;
-  return m.has_lead ? static_cast<int>(m.components[0].lead_values()) : 1;
+  return m.has_lead ? static_cast<int>(detail::lead_values(m.components[0])) : 1;
 }
 
 std::optional<int> KeySpec::lead_bucket(std::string_view key) const {

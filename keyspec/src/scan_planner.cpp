@@ -22,30 +22,38 @@ std::optional<std::size_t> index_of(const SpecModel& m, std::string_view name) {
 
 bool reads_field(const Component& c, std::string_view field) {
   const auto is = [&](const Source& s) { return s.kind == SourceKind::Field && s.field == field; };
-  return is(c.source) || std::any_of(c.inputs.begin(), c.inputs.end(), is) || (c.month_of && is(*c.month_of));
+  const auto any = [&](const std::vector<Source>& inputs) { return std::any_of(inputs.begin(), inputs.end(), is); };
+  return visit_kind(
+      c, [&](const SaltSpec& s) { return any(s.inputs) || (s.month_of && is(*s.month_of)); },
+      [&](const HashSpec& h) { return any(h.inputs); },
+      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) { return is(k.source); },
+      [](const OneOf<LiteralSpec, PartitionSpec, OffsetSpec> auto&) { return false; });
 }
 
-bool inputs_known(const Component& c, const MapEventFields& event) {
-  return !c.inputs.empty() && std::all_of(c.inputs.begin(), c.inputs.end(), [&](const Source& s) {
+// True when every input is an event field the request gives a value for.
+bool inputs_known(const std::vector<Source>& inputs, const MapEventFields& event) {
+  return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const Source& s) {
            return s.kind == SourceKind::Field && event.field(s.field).has_value();
          });
 }
 
 std::int64_t parse_index(const SpecModel& m, const Component& c, const std::string& text) {
   std::int64_t v = 0;
-  if (!read_int(FieldValue{std::string_view(text)}, v) || v < 0 || v >= c.lead_values()) {
-    plan_fail(m, "equality value '" + text + "' for " + std::string(kind_name(c.kind)) + " '" + c.name +
-                     "' must be an index in [0, " + std::to_string(c.lead_values()) + ")");
+  const std::int64_t values = lead_values(c);
+  if (!read_int(FieldValue{std::string_view(text)}, v) || v < 0 || v >= values) {
+    plan_fail(m, "equality value '" + text + "' for " + std::string(c.kind_name()) + " '" + c.name +
+                     "' must be an index in [0, " + std::to_string(values) + ")");
   }
   return v;
 }
 
 // A time equality is either the text exactly as the pattern writes it ("2021-12") or an instant
 // (epoch ms/s, RFC 3339) encoded the usual way.
-void append_time_equality(const SpecModel& m, const Component& c, const std::string& text, std::string& out) {
-  if (c.time_format == TimeFormat::Pattern) {
+void append_time_equality(const SpecModel& m, const Component& c, const TimeSpec& t, const std::string& text,
+                          std::string& out) {
+  if (t.format == TimeFormat::Pattern) {
     CivilFields civil;
-    if (parse_pattern_text(c.pattern, text, civil)) {
+    if (parse_pattern_text(t.pattern, text, civil)) {
       out.append(text);
       return;
     }
@@ -54,14 +62,14 @@ void append_time_equality(const SpecModel& m, const Component& c, const std::str
   if (const auto why = read_time_ms(FieldValue{std::string_view(text)}, TimeInput::Auto, ms); !why.empty()) {
     plan_fail(m, "equality value '" + text + "' for time component '" + c.name + "': " + std::string(why));
   }
-  if (const auto why = append_time(c, ms, out); !why.empty()) {
+  if (const auto why = append_time(t, ms, out); !why.empty()) {
     plan_fail(m, "equality value '" + text + "' for time component '" + c.name + "': " + std::string(why));
   }
 }
 
 // Month 1..12 for a month salt, from an equality on its time field or on a time component that
 // reads the same field and prints the month; 0 when unknown.
-int known_month(const SpecModel& m, const Component& salt, const PlanRequest& req, const MapEventFields& event) {
+int known_month(const SpecModel& m, const SaltSpec& salt, const PlanRequest& req, const MapEventFields& event) {
   std::int64_t ms = 0;
   if (salt.month_of->kind == SourceKind::Field) {
     if (const auto v = event.field(salt.month_of->field)) {
@@ -69,11 +77,12 @@ int known_month(const SpecModel& m, const Component& salt, const PlanRequest& re
     }
   }
   for (const auto& c : m.components) {
-    if (c.kind != Kind::Time || !(c.source == *salt.month_of)) continue;
+    const auto* t = c.as<TimeSpec>();
+    if (!t || !(t->source == *salt.month_of)) continue;
     const auto it = req.equals.find(c.name);
     if (it == req.equals.end()) continue;
     CivilFields civil;
-    if (c.time_format == TimeFormat::Pattern && parse_pattern_text(c.pattern, it->second, civil) && civil.month > 0) {
+    if (t->format == TimeFormat::Pattern && parse_pattern_text(t->pattern, it->second, civil) && civil.month > 0) {
       return civil.month;
     }
     if (read_time_ms(FieldValue{std::string_view(it->second)}, TimeInput::Auto, ms).empty()) return utc_month(ms);
@@ -138,37 +147,31 @@ Equalities feed_equalities(const SpecModel& m, const PlanRequest& req) {
       continue;
     }
     eq.component_keys.insert(key);
-    const Component& c = m.components[*idx];
-    switch (c.kind) {
-      case Kind::Partition:
-        eq.meta.partition = static_cast<std::int32_t>(parse_equality_int(m, key, value, "an integer"));
-        break;
-      case Kind::Offset: eq.meta.offset = parse_equality_int(m, key, value, "an integer"); break;
-      case Kind::Hash:
-        if (c.inputs.size() != 1 || c.inputs[0].kind != SourceKind::Field) {
-          plan_fail(m, "equality on hash '" + key + "' of " + m.infos[*idx].source +
-                           ": give each input field by its own name instead");
-        }
-        eq.event.set(c.inputs[0].field, value);
-        break;
-      case Kind::Field:
-      case Kind::Dict:
-      case Kind::Reverse:
-      case Kind::Int:
-        switch (c.source.kind) {
-          case SourceKind::Field: eq.event.set(c.source.field, value); break;
-          case SourceKind::Partition:
-            eq.meta.partition = static_cast<std::int32_t>(parse_equality_int(m, key, value, "an integer"));
-            break;
-          case SourceKind::Offset: eq.meta.offset = parse_equality_int(m, key, value, "an integer"); break;
-          case SourceKind::Timestamp: eq.meta.timestamp_ms = parse_equality_int(m, key, value, "epoch ms"); break;
-          case SourceKind::Topic:
-            plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
-          case SourceKind::None: break;
-        }
-        break;
-      default: break;  // salt/bucket/time/literal are handled where they are encoded
-    }
+    const auto set_partition = [&] {
+      eq.meta.partition = static_cast<std::int32_t>(parse_equality_int(m, key, value, "an integer"));
+    };
+    const auto set_offset = [&] { eq.meta.offset = parse_equality_int(m, key, value, "an integer"); };
+    visit_kind(
+        m.components[*idx], [&](const PartitionSpec&) { set_partition(); }, [&](const OffsetSpec&) { set_offset(); },
+        [&](const HashSpec& h) {
+          if (h.inputs.size() != 1 || h.inputs[0].kind != SourceKind::Field) {
+            plan_fail(m, "equality on hash '" + key + "' of " + m.infos[*idx].source +
+                             ": give each input field by its own name instead");
+          }
+          eq.event.set(h.inputs[0].field, value);
+        },
+        [&](const OneOf<FieldSpec, DictSpec, ReverseSpec, IntSpec> auto& k) {
+          switch (k.source.kind) {
+            case SourceKind::Field: eq.event.set(k.source.field, value); break;
+            case SourceKind::Partition: set_partition(); break;
+            case SourceKind::Offset: set_offset(); break;
+            case SourceKind::Timestamp: eq.meta.timestamp_ms = parse_equality_int(m, key, value, "epoch ms"); break;
+            case SourceKind::Topic: plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
+            case SourceKind::None: break;
+          }
+        },
+        // Their equality values are encoded where the leading run reaches them.
+        [](const OneOf<SaltSpec, BucketSpec, TimeSpec, LiteralSpec> auto&) {});
   }
   return eq;
 }
@@ -182,24 +185,27 @@ LeadingRun encode_leading_run(const SpecModel& m, const PlanRequest& req, const 
   for (; i < m.components.size(); ++i) {
     const Component& c = m.components[i];
     const auto value = req.equals.find(c.name);
-    if (c.kind == Kind::Literal) {
-      if (value != req.equals.end() && value->second != c.literal) {
+    if (const auto* literal = c.as<LiteralSpec>()) {
+      if (value != req.equals.end() && value->second != literal->value) {
         plan_fail(m, "equality on literal '" + c.name + "' differs from its fixed value");
       }
-      run.prefix.append(c.literal);
+      run.prefix.append(literal->value);
       run.used.insert(c.name);
       continue;
     }
-    const bool given = value != req.equals.end() || (c.kind == Kind::Hash && inputs_known(c, eq.event));
+    const auto* hash = c.as<HashSpec>();
+    const bool given = value != req.equals.end() || (hash && inputs_known(hash->inputs, eq.event));
     if (!given) break;
     run.used.insert(c.name);
-    if (c.kind == Kind::Time) {
-      append_time_equality(m, c, value->second, run.prefix);
-    } else if (c.kind == Kind::Bucket || c.kind == Kind::Salt) {
-      append_lead(c, parse_index(m, c, value->second), run.prefix);
-    } else if (auto err = encode_component(c, eq.event, eq.meta, run.prefix)) {
-      plan_fail(m, "equality value for '" + c.name + "': " + err->message());
-    }
+    visit_kind(
+        c, [&](const TimeSpec& t) { append_time_equality(m, c, t, value->second, run.prefix); },
+        [&](const OneOf<SaltSpec, BucketSpec> auto&) { append_lead(c, parse_index(m, c, value->second), run.prefix); },
+        // The rest encode the event built from the equalities, exactly as encode() would.
+        [&](const OneOf<FieldSpec, HashSpec, ReverseSpec, IntSpec, DictSpec, LiteralSpec, PartitionSpec, OffsetSpec> auto&) {
+          if (auto err = encode_component(c, eq.event, eq.meta, run.prefix)) {
+            plan_fail(m, "equality value for '" + c.name + "': " + err->message());
+          }
+        });
   }
   run.range_at = i;
   return run;
@@ -225,7 +231,7 @@ void check_equalities_used(const SpecModel& m, const PlanRequest& req, const Equ
 
 // A time range narrows keys only when the time component directly follows the leading run;
 // returns that component, or nullptr when the request has no range.
-const Component* range_time_component(const SpecModel& m, const PlanRequest& req, std::size_t range_at) {
+const TimeSpec* range_time_component(const SpecModel& m, const PlanRequest& req, std::size_t range_at) {
   if (!req.from_ms && !req.to_ms) return nullptr;
   if (!m.time_index) plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
   const Component& t = m.components[*m.time_index];
@@ -234,7 +240,7 @@ const Component* range_time_component(const SpecModel& m, const PlanRequest& req
   }
   if (range_at < *m.time_index) {
     const Component& blocker = m.components[range_at];
-    if (blocker.kind == Kind::Hash) {
+    if (blocker.is<HashSpec>()) {
       plan_fail(m, "the range on time component '" + t.name + "' comes after hash component '" + blocker.name +
                        "' of " + m.infos[range_at].source +
                        ", whose input is not given: hashing destroys order, so no key range can be planned; "
@@ -243,7 +249,7 @@ const Component* range_time_component(const SpecModel& m, const PlanRequest& req
     plan_fail(m, "the range on time component '" + t.name + "' needs equality values for every component before it; '" +
                      blocker.name + "' has none");
   }
-  return &t;
+  return &std::get<TimeSpec>(t.shape);
 }
 
 // The salt/bucket values a query must visit: one when the request fixes the lead (directly or
@@ -251,49 +257,51 @@ const Component* range_time_component(const SpecModel& m, const PlanRequest& req
 // {-1} when the spec has no lead.
 std::vector<std::int64_t> lead_buckets(const SpecModel& m, const PlanRequest& req, const Equalities& eq) {
   if (!m.has_lead) return {-1};
-  const Component* lead = &m.components[0];
+  const Component& lead = m.components[0];
+  const auto* salt = lead.as<SaltSpec>();
+  const auto* bucket = lead.as<BucketSpec>();
   const MapEventFields& event = eq.event;
   std::vector<std::int64_t> buckets;
-  const auto given = req.equals.find(lead->name);
+  const auto given = req.equals.find(lead.name);
   std::int64_t v = 0;
   if (given != req.equals.end()) {
-    buckets.push_back(parse_index(m, *lead, given->second));
-  } else if (lead->kind == Kind::Salt && !lead->random && inputs_known(*lead, event) &&
-             (!lead->month_of || known_month(m, *lead, req, event) > 0)) {
-    if (lead->month_of && !(lead->month_of->kind == SourceKind::Field && event.field(lead->month_of->field))) {
+    buckets.push_back(parse_index(m, lead, given->second));
+  } else if (salt && !salt->random && inputs_known(salt->inputs, event) &&
+             (!salt->month_of || known_month(m, *salt, req, event) > 0)) {
+    if (salt->month_of && !(salt->month_of->kind == SourceKind::Field && event.field(salt->month_of->field))) {
       // The month is known from a time component's equality, not from the salt's own input: feed
       // lead_value an instant in that month.
-      const int month = known_month(m, *lead, req, event);
+      const int month = known_month(m, *salt, req, event);
       const auto mid_month = civil_to_ms(CivilFields{2000, month, 15, 0, 0, 0, 0});
-      Component copy = *lead;
-      copy.time_input = TimeInput::EpochMs;
+      Component copy = lead;
+      std::get<SaltSpec>(copy.shape).time_input = TimeInput::EpochMs;
       MapEventFields with_month = event;
       KafkaMeta meta_month = eq.meta;
-      if (lead->month_of->kind == SourceKind::Field) {
-        with_month.set(lead->month_of->field, *mid_month);
+      if (salt->month_of->kind == SourceKind::Field) {
+        with_month.set(salt->month_of->field, *mid_month);
       } else {
         meta_month.timestamp_ms = *mid_month;
       }
       if (auto err = lead_value(copy, with_month, meta_month, v)) plan_fail(m, err->message());
-    } else if (auto err = lead_value(*lead, event, eq.meta, v)) {
+    } else if (auto err = lead_value(lead, event, eq.meta, v)) {
       plan_fail(m, err->message());
     }
     buckets.push_back(v);
-  } else if (lead->kind == Kind::Bucket && lead->source.kind == SourceKind::Field && event.field(lead->source.field)) {
-    if (auto err = lead_value(*lead, event, eq.meta, v)) plan_fail(m, err->message());
+  } else if (bucket && bucket->source.kind == SourceKind::Field && event.field(bucket->source.field)) {
+    if (auto err = lead_value(lead, event, eq.meta, v)) plan_fail(m, err->message());
     buckets.push_back(v);
-  } else if (lead->month_of && known_month(m, *lead, req, event) > 0) {
-    const std::int64_t base = (known_month(m, *lead, req, event) - 1) * lead->buckets;
-    for (std::int64_t b = 0; b < lead->buckets; ++b) buckets.push_back(base + b);
+  } else if (salt && salt->month_of && known_month(m, *salt, req, event) > 0) {
+    const std::int64_t base = (known_month(m, *salt, req, event) - 1) * salt->buckets;
+    for (std::int64_t b = 0; b < salt->buckets; ++b) buckets.push_back(base + b);
   } else {
-    for (std::int64_t b = 0; b < lead->lead_values(); ++b) buckets.push_back(b);
+    for (std::int64_t b = 0; b < lead_values(lead); ++b) buckets.push_back(b);
   }
   return buckets;
 }
 
 // [start, stop) of one bucket: the shared prefix, narrowed by the time range when there is one.
 // A reversed time stores MAX - t, so the range flips.
-ScanRange bucket_range(const PlanRequest& req, std::string base, const Component* time, std::int64_t lo, bool hi_open) {
+ScanRange bucket_range(const PlanRequest& req, std::string base, const TimeSpec* time, std::int64_t lo, bool hi_open) {
   ScanRange r;
   if (!time) {
     r.stop = prefix_successor(base);
@@ -326,11 +334,11 @@ ScanRange bucket_range(const PlanRequest& req, std::string base, const Component
 // One range per lead value; none at all when the time range holds no instant the time component
 // can store (before year 0000 / epoch 0, or after 9999 / Long.MAX_VALUE).
 std::vector<ScanRange> build_ranges(const SpecModel& m, const PlanRequest& req, const std::vector<std::int64_t>& buckets,
-                                    const std::string& prefix, const Component* time) {
+                                    const std::string& prefix, const TimeSpec* time) {
   std::int64_t lo = 0;
   bool hi_open = true;
   if (time) {
-    const bool pattern = time->time_format == TimeFormat::Pattern;
+    const bool pattern = time->format == TimeFormat::Pattern;
     const std::int64_t min = pattern ? kPatternMinMs : 0;
     const std::int64_t max = pattern ? kPatternMaxMs : kLongMax;
     if ((req.to_ms && *req.to_ms <= min) || (req.from_ms && *req.from_ms > max)) return {};
@@ -362,7 +370,7 @@ std::vector<ScanRange> plan_scan(const SpecModel& m, const PlanRequest& req) {
   const Equalities eq = feed_equalities(m, req);
   LeadingRun run = encode_leading_run(m, req, eq);
   check_equalities_used(m, req, eq, run);
-  const Component* time = range_time_component(m, req, run.range_at);
+  const TimeSpec* time = range_time_component(m, req, run.range_at);
   return build_ranges(m, req, lead_buckets(m, req, eq), run.prefix, time);
 }
 
@@ -371,7 +379,7 @@ std::vector<ScanRange> plan_full_table(const SpecModel& m, int splits) {
   std::vector<ScanRange> ranges;
   if (m.has_lead) {
     const Component& lead = m.components[0];
-    const std::int64_t n = lead.lead_values();
+    const std::int64_t n = lead_values(lead);
     const std::int64_t k = std::min<std::int64_t>(splits, n);
     for (std::int64_t g = 0; g < k; ++g) {
       const std::int64_t first = g * n / k;
@@ -400,7 +408,7 @@ std::vector<std::string> split_keys(const SpecModel& m) {
   std::vector<std::string> keys;
   if (!m.has_lead) return keys;
   const Component& lead = m.components[0];
-  for (std::int64_t b = 1; b < lead.lead_values(); ++b) keys.push_back(lead_bytes(lead, b));
+  for (std::int64_t b = 1; b < lead_values(lead); ++b) keys.push_back(lead_bytes(lead, b));
   return keys;
 }
 

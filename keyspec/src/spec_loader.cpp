@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -186,10 +188,9 @@ class ComponentReader {
   std::set<std::string> used_{"name", "type"};
 };
 
-void read_lead_encoding(ComponentReader& r, Component& c) {
-  c.binary = r.choice("encoding", "text", {"text", "binary"}) == "binary";
-  const std::int64_t values = c.lead_values();
-  if (c.binary) {
+void read_lead_encoding(ComponentReader& r, Component& c, bool& binary, std::int64_t values) {
+  binary = r.choice("encoding", "text", {"text", "binary"}) == "binary";
+  if (binary) {
     if (r.has("width")) r.fail("'width' applies to text encoding only (binary is one byte)");
     if (values > 256) r.fail(std::to_string(values) + " values do not fit one binary byte");
     c.width = 1;
@@ -203,60 +204,175 @@ void read_lead_encoding(ComponentReader& r, Component& c) {
   }
 }
 
-void read_salt(ComponentReader& r, Component& c, std::vector<std::string>& warnings) {
-  c.buckets = r.integer("buckets", 100, 1, 256);
-  c.random = r.boolean("random", false);
-  if (c.random) {
-    if (r.has("of") || r.has("month_of")) r.fail("a random salt takes no 'of' or 'month_of' inputs");
-    warnings.push_back("component '" + c.name +
-                       "': random salt: a replayed Kafka message gets another bucket, so replays duplicate rows");
-  } else {
-    c.inputs = r.has("of") ? r.source_list("of")
-                           : std::vector<Source>{{SourceKind::Partition, ""}, {SourceKind::Offset, ""}};
-  }
-  if (r.has("month_of")) {
-    const YAML::Node v = r.get("month_of");
-    if (!v.IsScalar()) r.fail_at(v.Mark(), "'month_of' must be an input like field:ts");
-    c.month_of = r.source_string(v.Scalar(), v.Mark());
-    c.time_input = r.time_input("input");
-  }
-  read_lead_encoding(r, c);
-}
-
-void read_time(ComponentReader& r, Component& c) {
-  c.source = r.single_source({SourceKind::Timestamp});
-  c.time_input = r.time_input("input");
-  c.reversed = r.boolean("reversed", false);
-  const YAML::Node fmt = r.get("format");
-  const std::string format = r.str("format", c.reversed ? "binary" : "yyyyMMddHHmmssSSS");
-  if (format == "binary") {
-    c.time_format = TimeFormat::Binary;
-    c.width = 8;
-  } else if (format == "decimal") {
-    c.time_format = TimeFormat::Decimal;
-    c.width = 19;
-  } else {
-    if (c.reversed) {
-      r.fail_at(fmt.Mark(), "reversed time needs format binary or decimal (Long.MAX_VALUE - ms), not a date pattern");
-    }
-    bool full = false;
-    if (const auto err = parse_time_pattern(format, c.pattern, full); !err.empty()) r.fail_at(fmt.Mark(), err);
-    c.time_format = TimeFormat::Pattern;
-    c.full_resolution = full;
-    c.width = pattern_width(c.pattern);
-  }
-}
-
-void read_int_like(ComponentReader& r, Component& c, std::int64_t text_default, std::int64_t text_max_width,
-                   std::int64_t binary_width) {
-  c.binary = r.choice("encoding", "text", {"text", "binary"}) == "binary";
-  if (c.binary) {
+void read_int_like(ComponentReader& r, Component& c, bool& binary, std::int64_t text_default,
+                   std::int64_t text_max_width, std::int64_t binary_width) {
+  binary = r.choice("encoding", "text", {"text", "binary"}) == "binary";
+  if (binary) {
     const std::int64_t w = r.integer("width", binary_width, 4, 8);
     if (w != 4 && w != 8) r.fail_at(r.get("width").Mark(), "binary width must be 4 or 8 bytes");
     c.width = static_cast<std::size_t>(w);
   } else {
     c.width = static_cast<std::size_t>(r.integer("width", text_default, 1, text_max_width));
   }
+}
+
+// One read_kind per component kind: reads that kind's keys into its struct and sets c.width.
+
+void read_kind(ComponentReader& r, Component& c, SaltSpec& s, std::vector<std::string>& warnings) {
+  s.buckets = r.integer("buckets", 100, 1, 256);
+  s.random = r.boolean("random", false);
+  if (s.random) {
+    if (r.has("of") || r.has("month_of")) r.fail("a random salt takes no 'of' or 'month_of' inputs");
+    warnings.push_back("component '" + c.name +
+                       "': random salt: a replayed Kafka message gets another bucket, so replays duplicate rows");
+  } else {
+    s.inputs = r.has("of") ? r.source_list("of")
+                           : std::vector<Source>{{SourceKind::Partition, ""}, {SourceKind::Offset, ""}};
+  }
+  if (r.has("month_of")) {
+    const YAML::Node v = r.get("month_of");
+    if (!v.IsScalar()) r.fail_at(v.Mark(), "'month_of' must be an input like field:ts");
+    s.month_of = r.source_string(v.Scalar(), v.Mark());
+    s.time_input = r.time_input("input");
+  }
+  read_lead_encoding(r, c, s.binary, s.lead_values());
+}
+
+void read_kind(ComponentReader& r, Component& c, FieldSpec& f, std::vector<std::string>&) {
+  f.source = r.single_source({SourceKind::Topic});
+  const bool fixed = r.has("width");
+  const bool delimited = r.has("terminator");
+  if (fixed == delimited) r.fail("give exactly one of 'width' (fixed, padded) or 'terminator' (variable)");
+  if (fixed) {
+    c.width = static_cast<std::size_t>(r.integer("width", 0, 1, kHBaseMaxKey));
+    f.pad = r.byte("pad", '\x01');
+    f.align_right = r.choice("align", "left", {"left", "right"}) == "right";
+    f.max_length = c.width;
+    if (r.has("max_length")) r.fail("'max_length' applies to terminator fields; a fixed field's limit is its width");
+  } else {
+    f.terminator = r.byte("terminator", '\0');
+    f.max_length = static_cast<std::size_t>(r.integer("max_length", kDefaultMaxLength, 1, kHBaseMaxKey - 1));
+    if (r.has("pad") || r.has("align")) r.fail("'pad'/'align' apply to fixed-width fields only");
+  }
+}
+
+void read_kind(ComponentReader& r, Component& c, HashSpec& h, std::vector<std::string>&) {
+  if (r.has("of") == r.has("field")) r.fail("give exactly one of 'field: NAME' or 'of: [inputs]'");
+  h.inputs = r.has("of") ? r.source_list("of") : std::vector<Source>{r.single_source({})};
+  const std::string algo = r.choice("algorithm", "md5", {"md5", "sha1", "xxh64"});
+  h.algo = algo == "sha1" ? HashAlgo::Sha1 : algo == "xxh64" ? HashAlgo::Xxh64 : HashAlgo::Md5;
+  const auto full = static_cast<std::int64_t>(digest_size(h.algo));
+  c.width = static_cast<std::size_t>(r.integer("bytes", full, 1, full));
+  if (h.algo != HashAlgo::Xxh64) {
+    try {
+      h.md = fetch_digest(h.algo);
+    } catch (const std::runtime_error& e) {
+      r.fail(e.what());
+    }
+  }
+}
+
+void read_kind(ComponentReader& r, Component& c, ReverseSpec& s, std::vector<std::string>&) {
+  s.source = r.single_source({});
+  if (!r.has("width")) r.fail("'width' is required: only a fixed-width value can be reversed");
+  c.width = static_cast<std::size_t>(r.integer("width", 0, 1, kHBaseMaxKey));
+  s.pad = r.byte("pad", '\x01');
+}
+
+void read_kind(ComponentReader& r, Component& c, TimeSpec& t, std::vector<std::string>&) {
+  t.source = r.single_source({SourceKind::Timestamp});
+  t.input = r.time_input("input");
+  t.reversed = r.boolean("reversed", false);
+  const YAML::Node fmt = r.get("format");
+  const std::string format = r.str("format", t.reversed ? "binary" : "yyyyMMddHHmmssSSS");
+  if (format == "binary") {
+    t.format = TimeFormat::Binary;
+    c.width = 8;
+  } else if (format == "decimal") {
+    t.format = TimeFormat::Decimal;
+    c.width = 19;
+  } else {
+    if (t.reversed) {
+      r.fail_at(fmt.Mark(), "reversed time needs format binary or decimal (Long.MAX_VALUE - ms), not a date pattern");
+    }
+    bool full = false;
+    if (const auto err = parse_time_pattern(format, t.pattern, full); !err.empty()) r.fail_at(fmt.Mark(), err);
+    t.format = TimeFormat::Pattern;
+    t.full_resolution = full;
+    c.width = pattern_width(t.pattern);
+  }
+}
+
+void read_kind(ComponentReader& r, Component& c, IntSpec& i, std::vector<std::string>&) {
+  i.source = r.single_source({SourceKind::Partition, SourceKind::Offset, SourceKind::Timestamp});
+  i.reversed = r.boolean("reversed", false);
+  read_int_like(r, c, i.binary, 19, 19, 8);
+}
+
+void read_kind(ComponentReader& r, Component& c, BucketSpec& b, std::vector<std::string>&) {
+  b.source = r.single_source({SourceKind::Partition, SourceKind::Offset, SourceKind::Timestamp});
+  if (!r.has("buckets")) r.fail("'buckets' is required");
+  b.buckets = r.integer("buckets", 0, 1, kMaxBucketValues);
+  if (r.has("input")) b.as_time = r.time_input("input");
+  read_lead_encoding(r, c, b.binary, b.lead_values());
+}
+
+void read_kind(ComponentReader& r, Component& c, DictSpec& d, std::vector<std::string>&) {
+  d.source = r.single_source({SourceKind::Topic});
+  const YAML::Node values = r.get("values");
+  if (!values.IsMap() || values.size() == 0) r.fail("'values' must be a non-empty mapping value → code");
+  std::set<std::string> codes;
+  for (const auto& kv : values) {
+    if (!kv.second.IsScalar() || kv.second.Scalar().empty()) r.fail_at(kv.second.Mark(), "dict codes must be non-empty strings");
+    const std::string code = kv.second.Scalar();
+    if (c.width == 0) c.width = code.size();
+    if (code.size() != c.width) {
+      r.fail_at(kv.second.Mark(), "dict code '" + code + "' must have the same length as the others (" +
+                                      std::to_string(c.width) + ")");
+    }
+    if (!codes.insert(code).second) r.fail_at(kv.second.Mark(), "dict code '" + code + "' is used twice");
+    d.codes.emplace_back(kv.first.as<std::string>(), code);
+  }
+}
+
+void read_kind(ComponentReader& r, Component& c, LiteralSpec& l, std::vector<std::string>&) {
+  l.value = r.str("value", "");
+  if (l.value.empty()) r.fail("'value' must be a non-empty string");
+  c.width = l.value.size();
+}
+
+void read_kind(ComponentReader& r, Component& c, PartitionSpec& p, std::vector<std::string>&) {
+  read_int_like(r, c, p.binary, 4, 10, 4);
+  if (p.binary && c.width != 4) r.fail("a binary partition is 4 bytes");
+}
+
+void read_kind(ComponentReader& r, Component& c, OffsetSpec& o, std::vector<std::string>&) {
+  read_int_like(r, c, o.binary, 19, 19, 8);
+  if (o.binary && c.width != 8) r.fail("a binary offset is 8 bytes");
+}
+
+// Reads the kind whose kName is `type` into c.shape; false when no kind has that name.
+template <std::size_t I = 0>
+bool read_shape(std::string_view type, ComponentReader& r, Component& c, std::vector<std::string>& warnings) {
+  if constexpr (I == std::variant_size_v<Shape>) {
+    return false;
+  } else {
+    using Kind = std::variant_alternative_t<I, Shape>;
+    if (type != Kind::kName) return read_shape<I + 1>(type, r, c, warnings);
+    Kind spec;
+    read_kind(r, c, spec, warnings);
+    c.shape = std::move(spec);
+    return true;
+  }
+}
+
+// "salt, field, hash, ..." in declaration order.
+std::string kind_names() {
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    std::string s;
+    ((s += (I == 0 ? "" : ", ") + std::string(std::variant_alternative_t<I, Shape>::kName)), ...);
+    return s;
+  }(std::make_index_sequence<std::variant_size_v<Shape>>{});
 }
 
 Component read_component(const YAML::Node& node, std::size_t index, std::string_view source,
@@ -280,105 +396,12 @@ Component read_component(const YAML::Node& node, std::size_t index, std::string_
     name = type.empty() ? fallback_name : type;
   }
   ComponentReader r(node, source, name);
-  if (type.empty()) r.fail("'type' is required (salt, field, hash, reverse, time, int, bucket, dict, literal, partition, offset)");
+  if (type.empty()) r.fail("'type' is required (" + kind_names() + ")");
   r.set_type(type);
   Component c;
   c.name = name;
-  if (type == "salt") {
-    c.kind = Kind::Salt;
-    read_salt(r, c, warnings);
-  } else if (type == "field") {
-    c.kind = Kind::Field;
-    c.source = r.single_source({SourceKind::Topic});
-    const bool fixed = r.has("width");
-    const bool delimited = r.has("terminator");
-    if (fixed == delimited) r.fail("give exactly one of 'width' (fixed, padded) or 'terminator' (variable)");
-    if (fixed) {
-      c.width = static_cast<std::size_t>(r.integer("width", 0, 1, kHBaseMaxKey));
-      c.pad = r.byte("pad", '\x01');
-      c.align_right = r.choice("align", "left", {"left", "right"}) == "right";
-      c.max_length = c.width;
-      if (r.has("max_length")) r.fail("'max_length' applies to terminator fields; a fixed field's limit is its width");
-    } else {
-      c.terminator = r.byte("terminator", '\0');
-      c.max_length = static_cast<std::size_t>(r.integer("max_length", kDefaultMaxLength, 1, kHBaseMaxKey - 1));
-      if (r.has("pad") || r.has("align")) r.fail("'pad'/'align' apply to fixed-width fields only");
-    }
-  } else if (type == "hash") {
-    c.kind = Kind::Hash;
-    if (r.has("of") == r.has("field")) r.fail("give exactly one of 'field: NAME' or 'of: [inputs]'");
-    c.inputs = r.has("of") ? r.source_list("of") : std::vector<Source>{r.single_source({})};
-    const std::string algo = r.choice("algorithm", "md5", {"md5", "sha1", "xxh64"});
-    c.algo = algo == "sha1" ? HashAlgo::Sha1 : algo == "xxh64" ? HashAlgo::Xxh64 : HashAlgo::Md5;
-    const auto full = static_cast<std::int64_t>(digest_size(c.algo));
-    c.width = static_cast<std::size_t>(r.integer("bytes", full, 1, full));
-    if (c.algo != HashAlgo::Xxh64) {
-      try {
-        c.md = fetch_digest(c.algo);
-      } catch (const std::runtime_error& e) {
-        r.fail(e.what());
-      }
-    }
-  } else if (type == "reverse") {
-    c.kind = Kind::Reverse;
-    c.source = r.single_source({});
-    if (!r.has("width")) r.fail("'width' is required: only a fixed-width value can be reversed");
-    c.width = static_cast<std::size_t>(r.integer("width", 0, 1, kHBaseMaxKey));
-    c.max_length = c.width;
-    c.pad = r.byte("pad", '\x01');
-  } else if (type == "time") {
-    c.kind = Kind::Time;
-    read_time(r, c);
-  } else if (type == "int") {
-    c.kind = Kind::Int;
-    c.source = r.single_source({SourceKind::Partition, SourceKind::Offset, SourceKind::Timestamp});
-    c.reversed = r.boolean("reversed", false);
-    read_int_like(r, c, 19, 19, 8);
-  } else if (type == "bucket") {
-    c.kind = Kind::Bucket;
-    c.source = r.single_source({SourceKind::Partition, SourceKind::Offset, SourceKind::Timestamp});
-    if (!r.has("buckets")) r.fail("'buckets' is required");
-    c.buckets = r.integer("buckets", 0, 1, kMaxBucketValues);
-    if (r.has("input")) {
-      c.numeric_as_time = true;
-      c.time_input = r.time_input("input");
-    }
-    read_lead_encoding(r, c);
-  } else if (type == "dict") {
-    c.kind = Kind::Dict;
-    c.source = r.single_source({SourceKind::Topic});
-    const YAML::Node values = r.get("values");
-    if (!values.IsMap() || values.size() == 0) r.fail("'values' must be a non-empty mapping value → code");
-    std::set<std::string> codes;
-    for (const auto& kv : values) {
-      if (!kv.second.IsScalar() || kv.second.Scalar().empty()) r.fail_at(kv.second.Mark(), "dict codes must be non-empty strings");
-      const std::string code = kv.second.Scalar();
-      if (c.width == 0) c.width = code.size();
-      if (code.size() != c.width) {
-        r.fail_at(kv.second.Mark(), "dict code '" + code + "' must have the same length as the others (" +
-                                        std::to_string(c.width) + ")");
-      }
-      if (!codes.insert(code).second) r.fail_at(kv.second.Mark(), "dict code '" + code + "' is used twice");
-      c.dict.emplace_back(kv.first.as<std::string>(), code);
-    }
-  } else if (type == "literal") {
-    c.kind = Kind::Literal;
-    c.literal = r.str("value", "");
-    if (c.literal.empty()) r.fail("'value' must be a non-empty string");
-    c.width = c.literal.size();
-  } else if (type == "partition") {
-    c.kind = Kind::Partition;
-    c.source = Source{SourceKind::Partition, ""};
-    read_int_like(r, c, 4, 10, 4);
-    if (c.binary && c.width != 4) r.fail("a binary partition is 4 bytes");
-  } else if (type == "offset") {
-    c.kind = Kind::Offset;
-    c.source = Source{SourceKind::Offset, ""};
-    read_int_like(r, c, 19, 19, 8);
-    if (c.binary && c.width != 8) r.fail("a binary offset is 8 bytes");
-  } else {
-    r.fail_at(type_node.Mark(), "unknown component type '" + type +
-                                    "' (salt, field, hash, reverse, time, int, bucket, dict, literal, partition, offset)");
+  if (!read_shape(type, r, c, warnings)) {
+    r.fail_at(type_node.Mark(), "unknown component type '" + type + "' (" + kind_names() + ")");
   }
   r.check_unknown_keys();
   return c;
@@ -387,7 +410,7 @@ Component read_component(const YAML::Node& node, std::size_t index, std::string_
 ComponentInfo info_of(const Component& c) {
   ComponentInfo info;
   info.name = c.name;
-  info.type = std::string(kind_name(c.kind));
+  info.type = std::string(c.kind_name());
   if (c.width > 0) info.width = c.width;
   auto join = [](const std::vector<Source>& inputs) {
     std::string s;
@@ -397,24 +420,45 @@ ComponentInfo info_of(const Component& c) {
     }
     return s;
   };
-  switch (c.kind) {
-    case Kind::Salt:
-      info.source = c.random ? "random" : join(c.inputs);
-      if (c.month_of) info.source += "+month(" + c.month_of->describe() + ")";
-      break;
-    case Kind::Hash: {
-      const char* algo = c.algo == HashAlgo::Md5 ? "md5" : c.algo == HashAlgo::Sha1 ? "sha1" : "xxh64";
-      info.source = std::string(algo) + "(" + join(c.inputs) + ")";
-      break;
-    }
-    case Kind::Literal: info.source = "literal"; break;
-    default: info.source = c.source.describe();
-  }
+  info.source = visit_kind(
+      c,
+      [&](const SaltSpec& s) {
+        std::string text = s.random ? "random" : join(s.inputs);
+        if (s.month_of) text += "+month(" + s.month_of->describe() + ")";
+        return text;
+      },
+      [&](const HashSpec& h) {
+        const char* algo = h.algo == HashAlgo::Md5 ? "md5" : h.algo == HashAlgo::Sha1 ? "sha1" : "xxh64";
+        return std::string(algo) + "(" + join(h.inputs) + ")";
+      },
+      [](const LiteralSpec&) { return std::string("literal"); },
+      [](const PartitionSpec&) { return std::string("kafka:partition"); },
+      [](const OffsetSpec&) { return std::string("kafka:offset"); },
+      [](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
+        return k.source.describe();
+      });
   return info;
 }
 
 bool plannable_time(const Component& c) {
-  return c.kind == Kind::Time && (c.time_format != TimeFormat::Pattern || c.full_resolution);
+  const auto* t = c.as<TimeSpec>();
+  return t && t->plannable();
+}
+
+// Whether a query's equality values can fix this component's bytes: not when it reads the
+// message's offset or Kafka timestamp, nor for a hash of anything but event fields.
+bool query_can_fix(const Component& c) {
+  const auto fixable = [](const Source& s) { return s.kind != SourceKind::Offset && s.kind != SourceKind::Timestamp; };
+  return visit_kind(
+      c,
+      [](const HashSpec& h) {
+        return std::all_of(h.inputs.begin(), h.inputs.end(), [](const Source& s) { return s.kind == SourceKind::Field; });
+      },
+      [](const OffsetSpec&) { return false; },
+      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
+        return fixable(k.source);
+      },
+      [](const OneOf<SaltSpec, LiteralSpec, PartitionSpec> auto&) { return true; });
 }
 
 std::optional<std::size_t> find_component(const SpecModel& m, const std::string& name) {
@@ -462,7 +506,7 @@ SpecModel load_spec(const YAML::Node& root, std::string_view source_name) {
         throw SpecError(where(source_name, node.Mark()) + ": component '" + c.name + "': " + reason);
       };
       if (find_component(m, c.name)) fail_here("duplicate component name (give each a distinct 'name')");
-      if (c.kind == Kind::Salt && index != 0) fail_here("a salt must be the first component (it spreads the whole key)");
+      if (c.is<SaltSpec>() && index != 0) fail_here("a salt must be the first component (it spreads the whole key)");
       m.components.push_back(std::move(c));
       marks.push_back(node.Mark());
       ++index;
@@ -476,26 +520,25 @@ SpecModel load_spec(const YAML::Node& root, std::string_view source_name) {
       m.fixed_offset.push_back(all_fixed ? std::optional<std::size_t>(fixed) : std::nullopt);
       if (c.width == 0) all_fixed = false;
       fixed += c.width == 0 ? 1 : c.width;  // a terminator field takes at least its terminator
-      if (c.kind == Kind::Partition && !m.partition_index) m.partition_index = i;
-      if (c.kind == Kind::Offset && !m.offset_index) m.offset_index = i;
+      if (c.is<PartitionSpec>() && !m.partition_index) m.partition_index = i;
+      if (c.is<OffsetSpec>() && !m.offset_index) m.offset_index = i;
     }
     if (fixed > m.max_key_length) {
       top_fail(source_name, comps.Mark(), "components need at least " + std::to_string(fixed) +
                                               " bytes, more than max_key_length " + std::to_string(m.max_key_length));
     }
-    m.has_lead = m.components[0].kind == Kind::Salt || m.components[0].kind == Kind::Bucket;
+    m.has_lead = m.components[0].is<SaltSpec>() || m.components[0].is<BucketSpec>();
 
     if (const YAML::Node n = root["event_component"]; n.IsDefined()) {
       const auto i = find_component(m, n.as<std::string>());
       if (!i) top_fail(source_name, n.Mark(), "event_component '" + n.as<std::string>() + "' is not a component");
-      const Kind k = m.components[*i].kind;
-      if (k != Kind::Field && k != Kind::Dict) {
+      if (!m.components[*i].is<FieldSpec>() && !m.components[*i].is<DictSpec>()) {
         top_fail(source_name, n.Mark(), "event_component '" + n.as<std::string>() + "' must be a field or dict component");
       }
       m.event_index = i;
     } else {
       for (std::size_t i = 0; i < m.components.size() && !m.event_index; ++i) {
-        if (m.components[i].kind == Kind::Field || m.components[i].kind == Kind::Dict) m.event_index = i;
+        if (m.components[i].is<FieldSpec>() || m.components[i].is<DictSpec>()) m.event_index = i;
       }
     }
 
@@ -512,12 +555,7 @@ SpecModel load_spec(const YAML::Node& root, std::string_view source_name) {
       // A range on the time component needs every component before it to be fixable by a query.
       for (std::size_t j = m.has_lead ? 1 : 0; j < *i; ++j) {
         const Component& c = m.components[j];
-        const bool unknowable = (c.kind == Kind::Hash &&
-                                 std::any_of(c.inputs.begin(), c.inputs.end(),
-                                             [](const Source& s) { return s.kind != SourceKind::Field; })) ||
-                                c.kind == Kind::Offset ||
-                                (c.source.kind == SourceKind::Offset || c.source.kind == SourceKind::Timestamp);
-        if (unknowable) {
+        if (!query_can_fix(c)) {
           top_fail(source_name, marks[j], "component '" + c.name + "': impossible plan: it precedes time component '" +
                                               name + "' and reads " + m.infos[j].source +
                                               ", which a query cannot fix, so time ranges cannot be scanned");
