@@ -231,8 +231,6 @@ class ComponentReader {
     }
   }
 
-  const std::string& name() const { return name_; }
-
  private:
   std::string prefix() const { return "component '" + name_ + "': "; }
 
