@@ -118,11 +118,11 @@ std::string& scratch() {
 }
 
 // Appends the canonical bytes of the salt/hash inputs (docs/keyspec.md "Hash input bytes").
-std::optional<KeyError> gather_inputs(const Component& c, const EventFields& event, const KafkaMeta& meta,
-                                      std::string& buf) {
+std::optional<KeyError> gather_inputs(const Component& c, const std::vector<Source>& inputs, const EventFields& event,
+                                      const KafkaMeta& meta, std::string& buf) {
   buf.clear();
-  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    const Source& s = c.inputs[i];
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Source& s = inputs[i];
     if (i > 0) buf.push_back('\0');
     switch (s.kind) {
       case SourceKind::Partition: put_be(buf, static_cast<std::uint32_t>(meta.partition), 4); break;
@@ -147,36 +147,103 @@ std::optional<KeyError> gather_inputs(const Component& c, const EventFields& eve
   return std::nullopt;
 }
 
-std::optional<KeyError> read_integer(const Component& c, const EventFields& event, const KafkaMeta& meta,
-                                     std::int64_t& v) {
-  const auto value = read_source(c.source, event, meta);
-  if (!value) return make_error(c, c.source, "missing");
-  if (c.numeric_as_time) {
-    if (const auto why = read_time_ms(*value, c.time_input, v); !why.empty()) return make_error(c, c.source, std::string(why));
+// An integer input; with `as_time` (a bucket given `input:`) the value is read as a time in ms.
+std::optional<KeyError> read_integer(const Component& c, const Source& s, std::optional<TimeInput> as_time,
+                                     const EventFields& event, const KafkaMeta& meta, std::int64_t& v) {
+  const auto value = read_source(s, event, meta);
+  if (!value) return make_error(c, s, "missing");
+  if (as_time) {
+    if (const auto why = read_time_ms(*value, *as_time, v); !why.empty()) return make_error(c, s, std::string(why));
     return std::nullopt;
   }
-  if (!read_int(*value, v)) return make_error(c, c.source, "wrong type (expected an integer)");
+  if (!read_int(*value, v)) return make_error(c, s, "wrong type (expected an integer)");
   return std::nullopt;
 }
 
-std::optional<KeyError> append_int(const Component& c, const Source& s, std::int64_t v, std::string& out) {
+// How int, partition and offset components write a number.
+struct IntLayout {
+  bool binary = false;
+  bool reversed = false;
+};
+
+std::optional<KeyError> append_int(const Component& c, const Source& s, IntLayout layout, std::int64_t v,
+                                   std::string& out) {
   if (v < 0) return make_error(c, s, "negative value " + std::to_string(v) + " (keys order non-negative numbers)");
-  if (c.binary) {
+  if (layout.binary) {
     const std::int64_t max = c.width == 4 ? 2147483647LL : kLongMax;
     if (v > max) return make_error(c, s, "value " + std::to_string(v) + " too large for " + std::to_string(c.width) + " bytes");
-    put_be(out, static_cast<std::uint64_t>(c.reversed ? max - v : v), c.width);
+    put_be(out, static_cast<std::uint64_t>(layout.reversed ? max - v : v), c.width);
     return std::nullopt;
   }
   const std::int64_t max = text_max(c.width);
   if (v > max) {
     return make_error(c, s, "value " + std::to_string(v) + " too long for width " + std::to_string(c.width));
   }
-  put_decimal(out, c.reversed ? max - v : v, c.width);
+  put_decimal(out, layout.reversed ? max - v : v, c.width);
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> decode_int(const Component& c, IntLayout layout, std::string_view bytes) {
+  if (layout.binary) {
+    const std::uint64_t raw = get_be(bytes);
+    const std::uint64_t max = c.width == 4 ? 2147483647ULL : static_cast<std::uint64_t>(kLongMax);
+    if (raw > max) return std::nullopt;
+    const auto v = static_cast<std::int64_t>(raw);
+    return layout.reversed ? static_cast<std::int64_t>(max) - v : v;
+  }
+  const auto v = parse_decimal(bytes);
+  if (!v) return std::nullopt;
+  return layout.reversed ? text_max(c.width) - *v : *v;
+}
+
+const Source& partition_source() {
+  static const Source kSource{SourceKind::Partition, ""};
+  return kSource;
+}
+
+const Source& offset_source() {
+  static const Source kSource{SourceKind::Offset, ""};
+  return kSource;
+}
+
+// The value of `s` as key text (strings as-is, integers in decimal); `buf` backs integer text.
+std::optional<KeyError> read_text(const Component& c, const Source& s, const EventFields& event, const KafkaMeta& meta,
+                                  char (&buf)[24], std::string_view& text) {
+  const auto value = read_source(s, event, meta);
+  if (!value) return make_error(c, s, "missing");
+  const auto t = text_of(*value, buf);
+  if (!t) return make_error(c, s, "wrong type (expected a string or integer)");
+  text = *t;
+  return std::nullopt;
+}
+
+// A value must fit its width (or max_length when terminated) and must not contain the byte that
+// decoding strips or splits on.
+std::optional<KeyError> check_text(const Component& c, const Source& s, std::string_view text, std::size_t max_length,
+                                   char reserved, const char* reserved_name) {
+  const std::size_t n = text.size();
+  if (c.width > 0 && n > c.width) {
+    return make_error(c, s, "too long for width " + std::to_string(c.width) + " (got " + std::to_string(n) + " bytes)");
+  }
+  if (c.width == 0 && n > max_length) {
+    return make_error(c, s, "too long: " + std::to_string(n) + " bytes, max_length " + std::to_string(max_length));
+  }
+  if (n > 0 && std::memchr(text.data(), reserved, n) != nullptr) {
+    return make_error(c, s, std::string("contains the ") + reserved_name + " byte " + byte_hex(reserved));
+  }
   return std::nullopt;
 }
 
 [[noreturn]] void fail(const Component& c, std::size_t pos, const std::string& why) {
   throw DecodeError("key component '" + c.name + "' at byte " + std::to_string(pos) + ": " + why);
+}
+
+// `bytes` without the trailing pad bytes; a pad byte left inside means the key is malformed.
+std::string_view strip_trailing_pad(const Component& c, std::size_t begin, std::string_view bytes, char pad) {
+  const auto last = bytes.find_last_not_of(pad);
+  const std::string_view v = last == std::string_view::npos ? std::string_view{} : bytes.substr(0, last + 1);
+  if (v.find(pad) != std::string_view::npos) fail(c, begin, "pad byte inside the value");
+  return v;
 }
 
 }  // namespace
@@ -189,23 +256,6 @@ std::string Source::describe() const {
     case SourceKind::Offset: return "kafka:offset";
     case SourceKind::Timestamp: return "kafka:timestamp";
     case SourceKind::None: return "";
-  }
-  return "";
-}
-
-std::string_view kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::Salt: return "salt";
-    case Kind::Field: return "field";
-    case Kind::Hash: return "hash";
-    case Kind::Reverse: return "reverse";
-    case Kind::Time: return "time";
-    case Kind::Int: return "int";
-    case Kind::Bucket: return "bucket";
-    case Kind::Dict: return "dict";
-    case Kind::Literal: return "literal";
-    case Kind::Partition: return "partition";
-    case Kind::Offset: return "offset";
   }
   return "";
 }
@@ -226,58 +276,61 @@ std::optional<FieldValue> read_source(const Source& source, const EventFields& e
 
 std::optional<KeyError> lead_value(const Component& c, const EventFields& event, const KafkaMeta& meta,
                                    std::int64_t& value) {
-  if (c.kind == Kind::Bucket) {
+  if (const auto* b = c.as<BucketSpec>()) {
     std::int64_t v = 0;
-    if (auto err = read_integer(c, event, meta, v)) return err;
-    value = ((v % c.buckets) + c.buckets) % c.buckets;
+    if (auto err = read_integer(c, b->source, b->as_time, event, meta, v)) return err;
+    value = ((v % b->buckets) + b->buckets) % b->buckets;
     return std::nullopt;
   }
-  if (c.random) {
+  const SaltSpec& s = std::get<SaltSpec>(c.shape);
+  if (s.random) {
     // Explicitly requested (the loader warns): replays then land in other buckets.
     thread_local std::minstd_rand rng{std::random_device{}()};
-    value = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.lead_values()));
+    value = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.lead_values()));
     return std::nullopt;
   }
   std::string& buf = scratch();
-  if (auto err = gather_inputs(c, event, meta, buf)) return err;
+  if (auto err = gather_inputs(c, s.inputs, event, meta, buf)) return err;
   std::int64_t month_base = 0;
-  if (c.month_of) {
-    const auto v = read_source(*c.month_of, event, meta);
-    if (!v) return make_error(c, *c.month_of, "missing");
+  if (s.month_of) {
+    const auto v = read_source(*s.month_of, event, meta);
+    if (!v) return make_error(c, *s.month_of, "missing");
     std::int64_t ms = 0;
-    if (const auto why = read_time_ms(*v, c.time_input, ms); !why.empty()) {
-      return make_error(c, *c.month_of, std::string(why));
+    if (const auto why = read_time_ms(*v, s.time_input, ms); !why.empty()) {
+      return make_error(c, *s.month_of, std::string(why));
     }
     const int month = utc_month(ms);
-    if (!c.inputs.empty()) buf.push_back('\0');
+    if (!s.inputs.empty()) buf.push_back('\0');
     buf.push_back(static_cast<char>('0' + month / 10));
     buf.push_back(static_cast<char>('0' + month % 10));
-    month_base = (month - 1) * c.buckets;
+    month_base = (month - 1) * s.buckets;
   }
-  value = month_base + static_cast<std::int64_t>(xxh64(buf) % static_cast<std::uint64_t>(c.buckets));
+  value = month_base + static_cast<std::int64_t>(xxh64(buf) % static_cast<std::uint64_t>(s.buckets));
   return std::nullopt;
 }
 
 void append_lead(const Component& c, std::int64_t value, std::string& out) {
-  if (c.binary) {
+  const auto* salt = c.as<SaltSpec>();
+  const bool binary = salt ? salt->binary : std::get<BucketSpec>(c.shape).binary;
+  if (binary) {
     out.push_back(static_cast<char>(value));
   } else {
     put_decimal(out, value, c.width);
   }
 }
 
-std::string_view append_time(const Component& c, std::int64_t ms, std::string& out) {
-  if (c.time_format == TimeFormat::Pattern) {
-    return format_pattern(c.pattern, ms, out) ? std::string_view{}
+std::string_view append_time(const TimeSpec& t, std::int64_t ms, std::string& out) {
+  if (t.format == TimeFormat::Pattern) {
+    return format_pattern(t.pattern, ms, out) ? std::string_view{}
                                               : std::string_view{"time outside the years 0000-9999 of the pattern"};
   }
   if (ms < 0) return "negative time (binary and decimal times hold epoch ms >= 0)";
-  append_stored_time(c, c.reversed ? kLongMax - ms : ms, out);
+  append_stored_time(t, t.reversed ? kLongMax - ms : ms, out);
   return {};
 }
 
-void append_stored_time(const Component& c, std::int64_t stored, std::string& out) {
-  if (c.time_format == TimeFormat::Binary) {
+void append_stored_time(const TimeSpec& t, std::int64_t stored, std::string& out) {
+  if (t.format == TimeFormat::Binary) {
     put_be(out, static_cast<std::uint64_t>(stored), 8);
   } else {
     put_decimal(out, stored, 19);
@@ -286,95 +339,96 @@ void append_stored_time(const Component& c, std::int64_t stored, std::string& ou
 
 std::optional<KeyError> encode_component(const Component& c, const EventFields& event, const KafkaMeta& meta,
                                          std::string& out) {
-  switch (c.kind) {
-    case Kind::Salt:
-    case Kind::Bucket: {
-      std::int64_t v = 0;
-      if (auto err = lead_value(c, event, meta, v)) return err;
-      append_lead(c, v, out);
-      return std::nullopt;
-    }
-    case Kind::Field:
-    case Kind::Reverse:
-    case Kind::Dict: {
-      const auto value = read_source(c.source, event, meta);
-      if (!value) return make_error(c, c.source, "missing");
-      char buf[24];
-      const auto text = text_of(*value, buf);
-      if (!text) return make_error(c, c.source, "wrong type (expected a string or integer)");
-      if (c.kind == Kind::Dict) {
-        for (const auto& [name, code] : c.dict) {
-          if (name == *text) {
+  using Result = std::optional<KeyError>;
+  return visit_kind(
+      c,
+      [&](const OneOf<SaltSpec, BucketSpec> auto&) -> Result {
+        std::int64_t v = 0;
+        if (auto err = lead_value(c, event, meta, v)) return err;
+        append_lead(c, v, out);
+        return std::nullopt;
+      },
+      [&](const FieldSpec& f) -> Result {
+        char buf[24];
+        std::string_view text;
+        if (auto err = read_text(c, f.source, event, meta, buf, text)) return err;
+        const char reserved = f.terminator ? *f.terminator : f.pad;
+        if (auto err = check_text(c, f.source, text, f.max_length, reserved, f.terminator ? "terminator" : "pad")) {
+          return err;
+        }
+        const std::size_t n = text.size();
+        if (f.terminator) {
+          out.append(text);
+          out.push_back(*f.terminator);
+        } else if (f.align_right) {
+          out.append(c.width - n, f.pad);
+          out.append(text);
+        } else {
+          out.append(text);
+          out.append(c.width - n, f.pad);
+        }
+        return std::nullopt;
+      },
+      [&](const ReverseSpec& r) -> Result {
+        char buf[24];
+        std::string_view text;
+        if (auto err = read_text(c, r.source, event, meta, buf, text)) return err;
+        if (auto err = check_text(c, r.source, text, c.width, r.pad, "pad")) return err;
+        out.append(text.rbegin(), text.rend());
+        out.append(c.width - text.size(), r.pad);
+        return std::nullopt;
+      },
+      [&](const DictSpec& d) -> Result {
+        char buf[24];
+        std::string_view text;
+        if (auto err = read_text(c, d.source, event, meta, buf, text)) return err;
+        for (const auto& [name, code] : d.codes) {
+          if (name == text) {
             out.append(code);
             return std::nullopt;
           }
         }
-        return make_error(c, c.source, "unknown dict value '" + std::string(*text) + "'");
-      }
-      const std::size_t n = text->size();
-      if (c.width > 0 && n > c.width) {
-        return make_error(c, c.source, "too long for width " + std::to_string(c.width) + " (got " + std::to_string(n) + " bytes)");
-      }
-      if (c.width == 0 && n > c.max_length) {
-        return make_error(c, c.source,
-                          "too long: " + std::to_string(n) + " bytes, max_length " + std::to_string(c.max_length));
-      }
-      const char reserved = c.terminator ? *c.terminator : c.pad;
-      if (n > 0 && std::memchr(text->data(), reserved, n) != nullptr) {
-        return make_error(c, c.source,
-                          std::string("contains the ") + (c.terminator ? "terminator" : "pad") + " byte " + byte_hex(reserved));
-      }
-      if (c.kind == Kind::Reverse) {
-        out.append(text->rbegin(), text->rend());
-        out.append(c.width - n, c.pad);
-      } else if (c.terminator) {
-        out.append(*text);
-        out.push_back(*c.terminator);
-      } else if (c.align_right) {
-        out.append(c.width - n, c.pad);
-        out.append(*text);
-      } else {
-        out.append(*text);
-        out.append(c.width - n, c.pad);
-      }
-      return std::nullopt;
-    }
-    case Kind::Hash: {
-      std::string& buf = scratch();
-      if (auto err = gather_inputs(c, event, meta, buf)) return err;
-      unsigned char digest[20];
-      if (c.algo == HashAlgo::Xxh64) {
-        std::uint64_t h = xxh64(buf);
-        for (int i = 7; i >= 0; --i) {
-          digest[i] = static_cast<unsigned char>(h & 0xff);
-          h >>= 8;
+        return make_error(c, d.source, "unknown dict value '" + std::string(text) + "'");
+      },
+      [&](const HashSpec& h) -> Result {
+        std::string& buf = scratch();
+        if (auto err = gather_inputs(c, h.inputs, event, meta, buf)) return err;
+        unsigned char digest[20];
+        if (h.algo == HashAlgo::Xxh64) {
+          std::uint64_t v = xxh64(buf);
+          for (int i = 7; i >= 0; --i) {
+            digest[i] = static_cast<unsigned char>(v & 0xff);
+            v >>= 8;
+          }
+        } else {
+          evp_digest(h.md.get(), buf, digest);
         }
-      } else {
-        evp_digest(c.md.get(), buf, digest);
-      }
-      out.append(reinterpret_cast<const char*>(digest), c.width);
-      return std::nullopt;
-    }
-    case Kind::Time: {
-      const auto value = read_source(c.source, event, meta);
-      if (!value) return make_error(c, c.source, "missing");
-      std::int64_t ms = 0;
-      if (const auto why = read_time_ms(*value, c.time_input, ms); !why.empty()) {
-        return make_error(c, c.source, std::string(why));
-      }
-      if (const auto why = append_time(c, ms, out); !why.empty()) return make_error(c, c.source, std::string(why));
-      return std::nullopt;
-    }
-    case Kind::Int:
-    case Kind::Partition:
-    case Kind::Offset: {
-      std::int64_t v = 0;
-      if (auto err = read_integer(c, event, meta, v)) return err;
-      return append_int(c, c.source, v, out);
-    }
-    case Kind::Literal: out.append(c.literal); return std::nullopt;
-  }
-  return std::nullopt;
+        out.append(reinterpret_cast<const char*>(digest), c.width);
+        return std::nullopt;
+      },
+      [&](const TimeSpec& t) -> Result {
+        const auto value = read_source(t.source, event, meta);
+        if (!value) return make_error(c, t.source, "missing");
+        std::int64_t ms = 0;
+        if (const auto why = read_time_ms(*value, t.input, ms); !why.empty()) {
+          return make_error(c, t.source, std::string(why));
+        }
+        if (const auto why = append_time(t, ms, out); !why.empty()) return make_error(c, t.source, std::string(why));
+        return std::nullopt;
+      },
+      [&](const IntSpec& i) -> Result {
+        std::int64_t v = 0;
+        if (auto err = read_integer(c, i.source, std::nullopt, event, meta, v)) return err;
+        return append_int(c, i.source, {i.binary, i.reversed}, v, out);
+      },
+      [&](const PartitionSpec& p) -> Result {
+        return append_int(c, partition_source(), {p.binary, false}, meta.partition, out);
+      },
+      [&](const OffsetSpec& o) -> Result { return append_int(c, offset_source(), {o.binary, false}, meta.offset, out); },
+      [&](const LiteralSpec& l) -> Result {
+        out.append(l.value);
+        return std::nullopt;
+      });
 }
 
 std::size_t component_extent(const Component& c, std::string_view key, std::size_t pos) {
@@ -384,122 +438,98 @@ std::size_t component_extent(const Component& c, std::string_view key, std::size
     }
     return c.width;
   }
-  const auto end = key.find(*c.terminator, pos);
-  if (end == std::string_view::npos) fail(c, pos, "no terminator byte " + byte_hex(*c.terminator));
+  // Width 0 is only ever a terminator field (the loader gives every other kind a width).
+  const char terminator = *std::get<FieldSpec>(c.shape).terminator;
+  const auto end = key.find(terminator, pos);
+  if (end == std::string_view::npos) fail(c, pos, "no terminator byte " + byte_hex(terminator));
   return end - pos + 1;
 }
 
 std::optional<std::int64_t> decode_number(const Component& c, std::string_view bytes) {
-  switch (c.kind) {
-    case Kind::Salt:
-    case Kind::Bucket: {
-      const auto v = c.binary ? std::optional<std::int64_t>(static_cast<unsigned char>(bytes[0])) : parse_decimal(bytes);
-      if (!v || *v >= c.lead_values()) return std::nullopt;
-      return v;
-    }
-    case Kind::Int:
-    case Kind::Partition:
-    case Kind::Offset: {
-      if (c.binary) {
-        const std::uint64_t raw = get_be(bytes);
-        const std::uint64_t max = c.width == 4 ? 2147483647ULL : static_cast<std::uint64_t>(kLongMax);
-        if (raw > max) return std::nullopt;
-        const auto v = static_cast<std::int64_t>(raw);
-        return c.reversed ? static_cast<std::int64_t>(max) - v : v;
-      }
-      const auto v = parse_decimal(bytes);
-      if (!v) return std::nullopt;
-      return c.reversed ? text_max(c.width) - *v : *v;
-    }
-    case Kind::Time: {
-      if (c.time_format == TimeFormat::Pattern) {
-        if (!c.full_resolution) return std::nullopt;
-        CivilFields civil;
-        if (!parse_pattern_text(c.pattern, bytes, civil)) return std::nullopt;
-        return civil_to_ms(civil);
-      }
-      std::int64_t stored = 0;
-      if (c.time_format == TimeFormat::Binary) {
-        const std::uint64_t raw = get_be(bytes);
-        if (raw > static_cast<std::uint64_t>(kLongMax)) return std::nullopt;
-        stored = static_cast<std::int64_t>(raw);
-      } else {
-        const auto v = parse_decimal(bytes);
-        if (!v) return std::nullopt;
-        stored = *v;
-      }
-      return c.reversed ? kLongMax - stored : stored;
-    }
-    default: return std::nullopt;
-  }
+  using Result = std::optional<std::int64_t>;
+  return visit_kind(
+      c,
+      [&](const OneOf<SaltSpec, BucketSpec> auto& lead) -> Result {
+        const auto v = lead.binary ? Result(static_cast<unsigned char>(bytes[0])) : parse_decimal(bytes);
+        if (!v || *v >= lead.lead_values()) return std::nullopt;
+        return v;
+      },
+      [&](const IntSpec& i) { return decode_int(c, {i.binary, i.reversed}, bytes); },
+      [&](const OneOf<PartitionSpec, OffsetSpec> auto& p) { return decode_int(c, {p.binary, false}, bytes); },
+      [&](const TimeSpec& t) -> Result {
+        if (t.format == TimeFormat::Pattern) {
+          if (!t.full_resolution) return std::nullopt;
+          CivilFields civil;
+          if (!parse_pattern_text(t.pattern, bytes, civil)) return std::nullopt;
+          return civil_to_ms(civil);
+        }
+        std::int64_t stored = 0;
+        if (t.format == TimeFormat::Binary) {
+          const std::uint64_t raw = get_be(bytes);
+          if (raw > static_cast<std::uint64_t>(kLongMax)) return std::nullopt;
+          stored = static_cast<std::int64_t>(raw);
+        } else {
+          const auto v = parse_decimal(bytes);
+          if (!v) return std::nullopt;
+          stored = *v;
+        }
+        return t.reversed ? kLongMax - stored : stored;
+      },
+      [](const OneOf<FieldSpec, HashSpec, ReverseSpec, DictSpec, LiteralSpec> auto&) -> Result { return std::nullopt; });
 }
 
 KeyPart decode_component(const Component& c, std::string_view key, std::size_t begin, std::size_t end) {
   KeyPart part;
   part.name = c.name;
-  part.type = std::string(kind_name(c.kind));
+  part.type = std::string(c.kind_name());
   part.begin = begin;
   part.end = end;
   const std::string_view bytes = key.substr(begin, end - begin);
-  switch (c.kind) {
-    case Kind::Salt:
-    case Kind::Bucket:
-    case Kind::Int:
-    case Kind::Partition:
-    case Kind::Offset: {
-      part.number = decode_number(c, bytes);
-      if (!part.number) fail(c, begin, "not a valid " + part.type + " value: " + to_hex(bytes));
-      part.text = std::to_string(*part.number);
-      break;
-    }
-    case Kind::Time: {
-      if (c.time_format == TimeFormat::Pattern && !c.full_resolution) {
-        CivilFields civil;
-        if (!parse_pattern_text(c.pattern, bytes, civil)) fail(c, begin, "does not match the time pattern");
+  const auto numeric = [&] {
+    part.number = decode_number(c, bytes);
+    if (!part.number) fail(c, begin, "not a valid " + part.type + " value: " + to_hex(bytes));
+    part.text = std::to_string(*part.number);
+  };
+  visit_kind(
+      c, [&](const OneOf<SaltSpec, BucketSpec, IntSpec, PartitionSpec, OffsetSpec> auto&) { numeric(); },
+      [&](const TimeSpec& t) {
+        if (t.format == TimeFormat::Pattern && !t.full_resolution) {
+          CivilFields civil;
+          if (!parse_pattern_text(t.pattern, bytes, civil)) fail(c, begin, "does not match the time pattern");
+          part.text = std::string(bytes);
+          return;
+        }
+        part.number = decode_number(c, bytes);
+        if (!part.number) fail(c, begin, "not a valid time: " + to_hex(bytes));
+        part.text = format_rfc3339(*part.number);
+      },
+      [&](const FieldSpec& f) {
+        std::string_view v = bytes;
+        if (f.terminator) {
+          v.remove_suffix(1);
+        } else if (f.align_right) {
+          const auto first = v.find_first_not_of(f.pad);
+          v = first == std::string_view::npos ? std::string_view{} : v.substr(first);
+          if (v.find(f.pad) != std::string_view::npos) fail(c, begin, "pad byte inside the value");
+        } else {
+          v = strip_trailing_pad(c, begin, v, f.pad);
+        }
+        part.text = std::string(v);
+      },
+      [&](const ReverseSpec& r) {
+        const std::string_view v = strip_trailing_pad(c, begin, bytes, r.pad);
+        part.text.assign(v.rbegin(), v.rend());
+      },
+      [&](const HashSpec&) { part.text = to_hex(bytes); },
+      [&](const DictSpec& d) {
+        const auto it = std::find_if(d.codes.begin(), d.codes.end(), [&](const auto& e) { return e.second == bytes; });
+        if (it == d.codes.end()) fail(c, begin, "unknown dict code " + to_hex(bytes));
+        part.text = it->first;
+      },
+      [&](const LiteralSpec& l) {
+        if (bytes != l.value) fail(c, begin, "literal mismatch: " + to_hex(bytes) + " != " + to_hex(l.value));
         part.text = std::string(bytes);
-        break;
-      }
-      part.number = decode_number(c, bytes);
-      if (!part.number) fail(c, begin, "not a valid time: " + to_hex(bytes));
-      part.text = format_rfc3339(*part.number);
-      break;
-    }
-    case Kind::Field: {
-      std::string_view v = bytes;
-      if (c.terminator) {
-        v.remove_suffix(1);
-      } else if (c.align_right) {
-        const auto first = v.find_first_not_of(c.pad);
-        v = first == std::string_view::npos ? std::string_view{} : v.substr(first);
-        if (v.find(c.pad) != std::string_view::npos) fail(c, begin, "pad byte inside the value");
-      } else {
-        const auto last = v.find_last_not_of(c.pad);
-        v = last == std::string_view::npos ? std::string_view{} : v.substr(0, last + 1);
-        if (v.find(c.pad) != std::string_view::npos) fail(c, begin, "pad byte inside the value");
-      }
-      part.text = std::string(v);
-      break;
-    }
-    case Kind::Reverse: {
-      std::string_view v = bytes;
-      const auto last = v.find_last_not_of(c.pad);
-      v = last == std::string_view::npos ? std::string_view{} : v.substr(0, last + 1);
-      if (v.find(c.pad) != std::string_view::npos) fail(c, begin, "pad byte inside the value");
-      part.text.assign(v.rbegin(), v.rend());
-      break;
-    }
-    case Kind::Hash: part.text = to_hex(bytes); break;
-    case Kind::Dict: {
-      const auto it = std::find_if(c.dict.begin(), c.dict.end(), [&](const auto& e) { return e.second == bytes; });
-      if (it == c.dict.end()) fail(c, begin, "unknown dict code " + to_hex(bytes));
-      part.text = it->first;
-      break;
-    }
-    case Kind::Literal:
-      if (bytes != c.literal) fail(c, begin, "literal mismatch: " + to_hex(bytes) + " != " + to_hex(c.literal));
-      part.text = std::string(bytes);
-      break;
-  }
+      });
   return part;
 }
 

@@ -16,16 +16,16 @@ namespace hbingest::keyspec::detail {
 std::optional<KeyError> encode_component(const Component& c, const EventFields& event, const KafkaMeta& meta,
                                          std::string& out);
 
-// The salt/bucket index of an event (0 .. lead_values-1).
+// The salt/bucket index of an event (0 .. lead_values-1). `c` must be a salt or bucket.
 std::optional<KeyError> lead_value(const Component& c, const EventFields& event, const KafkaMeta& meta,
                                    std::int64_t& value);
-// Appends the bytes of salt/bucket index `value`.
+// Appends the bytes of salt/bucket index `value`. `c` must be a salt or bucket.
 void append_lead(const Component& c, std::int64_t value, std::string& out);
 
-// Appends time `ms` as component `c` stores it (reversal included). Returns the reason on failure.
-std::string_view append_time(const Component& c, std::int64_t ms, std::string& out);
+// Appends time `ms` as time component `t` stores it (reversal included). Returns the reason on failure.
+std::string_view append_time(const TimeSpec& t, std::int64_t ms, std::string& out);
 // Appends an already-reversed stored value (Long.MAX_VALUE - ms) of a binary/decimal time component.
-void append_stored_time(const Component& c, std::int64_t stored, std::string& out);
+void append_stored_time(const TimeSpec& t, std::int64_t stored, std::string& out);
 
 // Number of bytes component `c` occupies at `pos` of `key`. Throws DecodeError.
 std::size_t component_extent(const Component& c, std::string_view key, std::size_t pos);
@@ -35,7 +35,6 @@ KeyPart decode_component(const Component& c, std::string_view key, std::size_t b
 // ms); nullopt when the bytes are malformed or the component has no number.
 std::optional<std::int64_t> decode_number(const Component& c, std::string_view bytes);
 
-std::string_view kind_name(Kind kind);
 // Value of `source` in the event or Kafka metadata; nullopt when absent.
 std::optional<FieldValue> read_source(const Source& source, const EventFields& event, const KafkaMeta& meta);
 

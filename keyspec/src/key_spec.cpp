@@ -53,6 +53,26 @@ std::string to_hex(std::string_view bytes) {
   return s;
 }
 
+namespace {
+
+std::string one_per_line(const std::vector<std::string>& problems) {
+  std::string text;
+  for (const auto& p : problems) {
+    if (!text.empty()) text += '\n';
+    text += p;
+  }
+  return text;
+}
+
+}  // namespace
+
+SpecError::SpecError(const std::string& problem)
+    : std::runtime_error(problem), problems_(std::make_shared<const std::vector<std::string>>(1, problem)) {}
+
+SpecError::SpecError(std::vector<std::string> problems)
+    : std::runtime_error(one_per_line(problems)),
+      problems_(std::make_shared<const std::vector<std::string>>(std::move(problems))) {}
+
 std::string KeyError::message() const {
   std::string s = "key component '" + component + "'";
   if (!field.empty()) s += " (field '" + field + "')";
@@ -140,7 +160,7 @@ std::vector<std::string> KeySpec::split_keys() const { return detail::split_keys
 
 int KeySpec::salt_buckets() const {
   const auto& m = impl_->model;
-  return m.has_lead ? static_cast<int>(m.components[0].lead_values()) : 1;
+  return m.has_lead ? static_cast<int>(detail::lead_values(m.components[0])) : 1;
 }
 
 std::optional<int> KeySpec::lead_bucket(std::string_view key) const {

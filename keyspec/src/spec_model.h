@@ -2,12 +2,16 @@
 // The loaded, validated form of a key spec, shared by the loader, encoder, decoder and planner.
 // Internal to the keyspec library: immutable after load_spec() returns.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "hbingest/keyspec/key_spec.h"
@@ -15,8 +19,6 @@
 struct evp_md_st;  // OpenSSL's EVP_MD, kept out of this header
 
 namespace hbingest::keyspec::detail {
-
-enum class Kind { Salt, Field, Hash, Reverse, Time, Int, Bucket, Dict, Literal, Partition, Offset };
 
 enum class SourceKind { None, Field, Topic, Partition, Offset, Timestamp };
 
@@ -43,34 +45,139 @@ struct MdDeleter {
   void operator()(evp_md_st* md) const noexcept;
 };
 
-struct Component {
-  std::string name;
-  Kind kind = Kind::Literal;
-  Source source;               // the single input of field/reverse/time/int/bucket/dict
-  std::vector<Source> inputs;  // salt and hash inputs, hashed in order
-  bool binary = false;         // binary (big-endian / raw byte) instead of decimal text
-  std::size_t width = 0;       // encoded width in bytes; 0 only for a terminator-delimited field
-  char pad = '\x01';
-  bool align_right = false;    // field: pad bytes before the value (003's ^A^Auser)
-  std::optional<char> terminator;
-  std::size_t max_length = 0;  // longest value accepted (field, reverse)
-  bool reversed = false;
-  bool random = false;
-  std::int64_t buckets = 0;    // salt/bucket modulus; for a month salt, buckets per month
-  std::optional<Source> month_of;
-  TimeInput time_input = TimeInput::Auto;  // time, bucket with input:, salt month_of
-  bool numeric_as_time = false;            // bucket: `input:` given, read the value as time ms
-  TimeFormat time_format = TimeFormat::Pattern;
-  std::vector<TimeToken> pattern;
-  bool full_resolution = false;  // pattern runs yyyy → SSS without gaps: an instant, plannable
-  HashAlgo algo = HashAlgo::Md5;
-  std::shared_ptr<evp_md_st> md;  // fetched once at load (md5/sha1)
-  std::vector<std::pair<std::string, std::string>> dict;  // value → code
-  std::string literal;
+// One struct per component kind, carrying only what that kind needs. Each names its `type:` word
+// in kName. A component's encoded width is common to all kinds and lives in Component.
 
-  // Number of distinct values of a salt or bucket component (months × buckets for a month salt).
+struct SaltSpec {
+  static constexpr std::string_view kName = "salt";
+  std::vector<Source> inputs;  // hashed in order; empty for a random salt
+  bool random = false;
+  std::int64_t buckets = 0;    // for a month salt, buckets per month
+  std::optional<Source> month_of;
+  TimeInput time_input = TimeInput::Auto;  // how month_of is read
+  bool binary = false;         // one byte instead of zero-padded decimal
+  // Distinct values: months × buckets for a month salt.
   std::int64_t lead_values() const { return month_of ? buckets * 12 : buckets; }
 };
+
+struct FieldSpec {
+  static constexpr std::string_view kName = "field";
+  Source source;
+  char pad = '\x01';
+  bool align_right = false;        // pad bytes before the value (003's ^A^Auser)
+  std::optional<char> terminator;  // set: variable length, Component::width is 0
+  std::size_t max_length = 0;      // longest value accepted
+};
+
+struct HashSpec {
+  static constexpr std::string_view kName = "hash";
+  std::vector<Source> inputs;  // hashed in order
+  HashAlgo algo = HashAlgo::Md5;
+  std::shared_ptr<evp_md_st> md;  // fetched once at load (md5/sha1)
+};
+
+struct ReverseSpec {
+  static constexpr std::string_view kName = "reverse";
+  Source source;
+  char pad = '\x01';
+};
+
+struct TimeSpec {
+  static constexpr std::string_view kName = "time";
+  Source source;
+  TimeInput input = TimeInput::Auto;
+  bool reversed = false;  // stores Long.MAX_VALUE - ms (binary and decimal only)
+  TimeFormat format = TimeFormat::Pattern;
+  std::vector<TimeToken> pattern;
+  bool full_resolution = false;  // pattern runs yyyy → SSS without gaps: an instant, plannable
+  // An instant a query can range over: binary, decimal or a full-resolution pattern.
+  bool plannable() const { return format != TimeFormat::Pattern || full_resolution; }
+};
+
+struct IntSpec {
+  static constexpr std::string_view kName = "int";
+  Source source;
+  bool binary = false;
+  bool reversed = false;  // stores max - v
+};
+
+struct BucketSpec {
+  static constexpr std::string_view kName = "bucket";
+  Source source;
+  std::int64_t buckets = 0;
+  std::optional<TimeInput> as_time;  // `input:` given: the value is a time, bucketed by its ms
+  bool binary = false;
+  std::int64_t lead_values() const { return buckets; }
+};
+
+struct DictSpec {
+  static constexpr std::string_view kName = "dict";
+  Source source;
+  std::vector<std::pair<std::string, std::string>> codes;  // value → code, all of the same length
+};
+
+struct LiteralSpec {
+  static constexpr std::string_view kName = "literal";
+  std::string value;
+};
+
+struct PartitionSpec {
+  static constexpr std::string_view kName = "partition";
+  bool binary = false;
+};
+
+struct OffsetSpec {
+  static constexpr std::string_view kName = "offset";
+  bool binary = false;
+};
+
+// Adding a kind: a struct above, an entry here; every visit() below then fails to compile until it
+// handles the new kind.
+using Shape = std::variant<SaltSpec, FieldSpec, HashSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec,
+                           LiteralSpec, PartitionSpec, OffsetSpec>;
+
+struct Component {
+  std::string name;
+  std::size_t width = 0;  // encoded width in bytes; 0 only for a terminator-delimited field
+  Shape shape;
+
+  template <class T>
+  const T* as() const {
+    return std::get_if<T>(&shape);
+  }
+  template <class T>
+  bool is() const {
+    return std::holds_alternative<T>(shape);
+  }
+  std::string_view kind_name() const {
+    return std::visit([](const auto& s) { return std::string_view(std::decay_t<decltype(s)>::kName); }, shape);
+  }
+};
+
+// std::visit with one lambda per kind. Use no catch-all lambda: a kind without a lambda must not
+// compile. Kinds that share a behaviour share a lambda through OneOf:
+//   [](const OneOf<IntSpec, PartitionSpec, OffsetSpec> auto& s) { ... }
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+template <class T, class... Us>
+concept OneOf = (std::same_as<std::remove_cvref_t<T>, Us> || ...);
+
+template <class... Fs>
+decltype(auto) visit_kind(const Component& c, Fs&&... fs) {
+  return std::visit(Overloaded{std::forward<Fs>(fs)...}, c.shape);
+}
+
+// Number of distinct values of a salt or bucket component; 0 for every other kind.
+inline std::int64_t lead_values(const Component& c) {
+  if (const auto* s = c.as<SaltSpec>()) return s->lead_values();
+  if (const auto* b = c.as<BucketSpec>()) return b->lead_values();
+  return 0;
+}
 
 struct SpecModel {
   std::string source_name;

@@ -1,15 +1,29 @@
-// Bad specs fail at load with "<source>:<line>:<col>: component '<name>': <reason>".
+// Bad specs fail at load with every problem, one per line:
+// "<source>:<line>:<col>: <path>: component '<name>': <reason>".
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::keyspec {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::SizeIs;
 using ::testing::StartsWith;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 std::string load_error(const std::string& yaml) {
   try {
@@ -24,6 +38,57 @@ TEST(KeySpecLoader, UnknownComponentTypeNamesFileLineAndComponent) {
   const auto msg = load_error("components:\n  - {type: salt}\n  - {name: ev, type: strange}\n");
   EXPECT_THAT(msg, StartsWith("spec.yaml:3:"));
   EXPECT_THAT(msg, HasSubstr("component 'ev': unknown component type 'strange'"));
+}
+
+TEST(KeySpecLoader, ReportsEveryProblemAtOnceWithLineAndPath) {
+  const std::string yaml =
+      "name: demo\n"
+      "max_key_lenght: 100\n"
+      "components:\n"
+      "  - {type: salt, buckets: 300}\n"
+      "  - {name: ev, type: strange}\n"
+      "  - {type: field, field: user, width: 8}\n";
+  const auto lines = lines_of(load_error(yaml));
+  ASSERT_THAT(lines, SizeIs(3)) << load_error(yaml);
+  EXPECT_THAT(lines[0], AllOf(StartsWith("spec.yaml:2:1: max_key_lenght: "), HasSubstr("unknown key 'max_key_lenght'"),
+                              HasSubstr("did you mean 'max_key_length'?")));
+  EXPECT_THAT(lines[1], AllOf(StartsWith("spec.yaml:4:"), HasSubstr("components[0].buckets: component 'salt': "),
+                              HasSubstr("'buckets' 300 out of range [1, 256]")));
+  EXPECT_THAT(lines[2], AllOf(StartsWith("spec.yaml:5:"), HasSubstr("components[1].type: component 'ev': "),
+                              HasSubstr("unknown component type 'strange'")));
+}
+
+TEST(KeySpecLoader, ProblemsAreListedOneByOneInDocumentOrder) {
+  // The event_component reference is checked after the components, but reported where it stands.
+  const std::string yaml =
+      "event_component: nope\n"
+      "components:\n"
+      "  - {type: field, field: user, widht: 8}\n"
+      "  - {type: time, field: ts, input: epoch_sec}\n";
+  try {
+    KeySpec::from_yaml_text(yaml, "spec.yaml");
+    FAIL() << "expected SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_THAT(e.problems(),
+                ElementsAre(AllOf(StartsWith("spec.yaml:1:18: event_component: "), HasSubstr("'nope' is not a component")),
+                            AllOf(StartsWith("spec.yaml:3:5: components[0]: component 'user': "),
+                                  HasSubstr("exactly one of 'width'")),
+                            AllOf(StartsWith("spec.yaml:3:32: components[0].widht: "),
+                                  HasSubstr("unknown key 'widht' for type field (did you mean 'width'?)")),
+                            AllOf(StartsWith("spec.yaml:4:36: components[1].input: component 'time': "),
+                                  HasSubstr("got 'epoch_sec' (did you mean 'epoch_s'?)"))));
+    EXPECT_THAT(lines_of(e.what()), SizeIs(4));
+  }
+}
+
+TEST(KeySpecLoader, UnknownTypeSuggestsTheClosestKind) {
+  EXPECT_THAT(load_error("components:\n  - {name: ev, type: feild, field: e, width: 4}\n"),
+              HasSubstr("components[0].type: component 'ev': unknown component type 'feild' (did you mean 'field'?)"));
+}
+
+TEST(KeySpecLoader, SingleProblemKeepsTheOneLineShape) {
+  const auto msg = load_error("components:\n  - {type: partition, encoding: binary, width: 8}\n");
+  EXPECT_EQ(msg, "spec.yaml:2:48: components[0].width: component 'partition': a binary partition is 4 bytes");
 }
 
 TEST(KeySpecLoader, WidthOutOfRange) {
@@ -65,6 +130,11 @@ TEST(KeySpecLoader, ImpossiblePlanIsALoadError) {
   const auto msg = load_error(
       "time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n  - {name: t, type: time, field: ts}\n");
   EXPECT_THAT(msg, AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan"), HasSubstr("kafka:offset")));
+  // Every component that blocks the plan is named, not only the first.
+  EXPECT_THAT(lines_of(load_error("time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n"
+                                  "  - {name: o, type: int, kafka: timestamp}\n  - {name: t, type: time, field: ts}\n")),
+              ElementsAre(AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan")),
+                          AllOf(StartsWith("spec.yaml:4:"), HasSubstr("component 'o': impossible plan"))));
   EXPECT_THAT(load_error("time_component: t\ncomponents:\n  - {name: t, type: time, field: ts, format: yyyy-MM}\n"),
               HasSubstr("cannot be the time component"));
 }

@@ -65,11 +65,17 @@ struct KeyError {
   std::string message() const;  // "key component 'event' (field 'event_id'): missing"
 };
 
-// A spec that cannot be loaded, or a plan that cannot be made. what() names the spec source,
-// line (when known) and component.
+// A spec that cannot be loaded, or a plan that cannot be made. A load reports every problem it
+// finds, one per line of what(), each "<source>:<line>:<col>: <path>: <reason>" (line and path
+// when known); problems() lists them one by one. A plan error is a single problem.
 class SpecError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit SpecError(const std::string& problem);
+  explicit SpecError(std::vector<std::string> problems);  // at least one
+  const std::vector<std::string>& problems() const noexcept { return *problems_; }
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> problems_;  // shared: copying an exception must not throw
 };
 
 // Key bytes that do not decode under this spec.
