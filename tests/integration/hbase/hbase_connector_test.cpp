@@ -8,6 +8,8 @@
 #include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/connectors/thrift2_sink.h"
+#include "hbingest/support/host_port.h"
+#include "tcp_forwarder.h"
 
 namespace hbingest::connectors {
 namespace {
@@ -160,6 +162,18 @@ TEST(HBaseConnectorFailure, MissingTableIsReportedByTheAdmin) {
   // "Cannot get replica 0 location"), so the daemon checks its tables before it consumes anything.
   HBaseAdmin admin(options_from_env());
   EXPECT_FALSE(admin.table_exists("default", "no_such_table_hbingest"));
+}
+
+TEST(HBaseConnectorEndpoints, ReachesAGatewayByABracketedIPv6Address) {
+  // The config accepts "[::1]:9090"; the connection must hand getaddrinfo "::1", not "[::1]".
+  // The stack's gateway binds 127.0.0.1, so a forwarder on ::1 stands in for an IPv6 listener.
+  const auto gateway = support::parse_host_port(options_from_env().endpoints.at(0));
+  hbingest::testing::TcpForwarder forwarder("::1", gateway.host, gateway.port);
+  Thrift2Options options = options_from_env();
+  options.endpoints = {"[::1]:" + std::to_string(forwarder.port())};
+  HBaseAdmin admin(options);
+  EXPECT_FALSE(admin.table_exists("default", "no_such_table_hbingest"));
+  EXPECT_GE(forwarder.connections(), 1);
 }
 
 }  // namespace
