@@ -1,4 +1,4 @@
-// Tests daemon/src/commands/check_config_command.cpp (compiled in directly; see CMakeLists.txt).
+// Tests the check-config subcommand of hbingest::app against files written by the test.
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // One function per `hbingest` subcommand. Each takes the arguments after the subcommand name and
-// returns the process exit code. Implemented in daemon/src/commands/<name>_command.cpp.
+// returns the process exit code. Implemented in daemon/app/src/commands/<name>_command.cpp.
 
 #include <string>
 #include <vector>
