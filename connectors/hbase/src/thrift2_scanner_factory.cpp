@@ -166,7 +166,7 @@ class Thrift2RowScanner final : public RowScanner {
     if (!request_.columns.empty()) {
       std::vector<gen::TColumn> columns;
       for (const auto& column : request_.columns) columns.push_back(to_thrift_column(column));
-      scan.__set_columns(std::move(columns));
+      scan.__set_columns(columns);
     }
     // No scanner exists yet, so a transport failure may move on to the next endpoint.
     for (std::size_t attempt = 0;; ++attempt) {
