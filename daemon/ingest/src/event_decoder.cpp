@@ -3,7 +3,7 @@
 #include <charconv>
 #include <simdjson.h>
 
-#include "hbingest/keyspec/time_text.h"
+#include "hbingest/keyspec/event_time.h"
 
 namespace hbingest::ingest {
 
@@ -12,8 +12,19 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// Numbers below this are epoch seconds in `auto` mode: 1e11 ms is 1973, 1e11 s is year 5138.
-constexpr std::int64_t kAutoSecondsBelow = 100'000'000'000;
+// A cell timestamp is an HBase timestamp: ms since the epoch, not negative; 9999-12-31T23:59:59.999Z
+// is the last instant the query API and the key spec's date patterns can print.
+constexpr std::int64_t kMaxCellTimeMs = 253402300799999;
+
+keyspec::TimeInput time_input(config::TimeFormat format) {
+  switch (format) {
+    case config::TimeFormat::auto_detect: return keyspec::TimeInput::Auto;
+    case config::TimeFormat::epoch_ms: return keyspec::TimeInput::EpochMs;
+    case config::TimeFormat::epoch_s: return keyspec::TimeInput::EpochS;
+    case config::TimeFormat::rfc3339: return keyspec::TimeInput::Rfc3339;
+  }
+  return keyspec::TimeInput::Auto;
+}
 
 std::string scalar_text(const element& value) {
   switch (value.type()) {
@@ -96,33 +107,20 @@ struct EventDecoder::Impl {
       }
       return InvalidEvent{"missing_time", "event has no time field '" + config.time_field + "'"};
     }
-    const auto format = config.time_format;
-    if (value.is_int64() || value.is_uint64() || value.is_double()) {
-      if (format == config::TimeFormat::rfc3339) {
-        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is a number, config wants RFC 3339"};
-      }
-      const double number = value.is_double() ? value.get_double().value_unsafe()
-                            : value.is_int64() ? static_cast<double>(value.get_int64().value_unsafe())
-                                               : static_cast<double>(value.get_uint64().value_unsafe());
-      const bool seconds = format == config::TimeFormat::epoch_s ||
-                           (format == config::TimeFormat::auto_detect && number < static_cast<double>(kAutoSecondsBelow));
-      const double ms = seconds ? number * 1000.0 : number;
-      if (ms < 0 || ms > 253402300799999.0) {
-        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is out of range"};
-      }
-      time_ms = static_cast<std::int64_t>(ms);
-      return std::nullopt;
+    // The key spec reads the same field with the same function (its time component's `input:`).
+    const auto field = fields.field(config.time_field);
+    std::string_view why = "wrong type (expected a time)";
+    if (field) why = keyspec::read_time_ms(*field, time_input(config.time_format), time_ms);
+    if (!why.empty()) {
+      std::string text = "time field '" + config.time_field + "': " + std::string(why);
+      if (value.is_string()) text += ": '" + std::string(value.get_string().value_unsafe().substr(0, 64)) + "'";
+      return InvalidEvent{"bad_time", std::move(text)};
     }
-    if (value.is_string() && format != config::TimeFormat::epoch_ms && format != config::TimeFormat::epoch_s) {
-      const auto parsed = keyspec::parse_rfc3339_ms(value.get_string().value_unsafe());
-      if (!parsed) {
-        return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is not RFC 3339: '" +
-                                            std::string(value.get_string().value_unsafe().substr(0, 64)) + "'"};
-      }
-      time_ms = *parsed;
-      return std::nullopt;
+    if (time_ms < 0 || time_ms > kMaxCellTimeMs) {
+      return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is out of range (" +
+                                          std::to_string(time_ms) + " ms is not in 1970..9999)"};
     }
-    return InvalidEvent{"bad_time", "time field '" + config.time_field + "' has the wrong type"};
+    return std::nullopt;
   }
 };
 
