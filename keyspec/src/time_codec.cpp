@@ -323,7 +323,8 @@ namespace hbingest::keyspec {
 std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int64_t& ms) {
   const auto* text = std::get_if<std::string_view>(&value);
   const auto* dbl = std::get_if<double>(&value);
-  if (std::holds_alternative<std::monostate>(value) || std::holds_alternative<bool>(value)) {
+  if (std::holds_alternative<std::monostate>(value) || std::holds_alternative<bool>(value) ||
+      std::holds_alternative<NestedValue>(value)) {
     return "wrong type (expected a time)";
   }
   std::int64_t probe = 0;
@@ -334,7 +335,8 @@ std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int
   std::int64_t n = 0;
   if (dbl != nullptr && std::floor(*dbl) != *dbl) {
     // Fractional epoch values: seconds with a fraction are common (Python's time.time()).
-    const bool seconds = input == TimeInput::EpochS || (input == TimeInput::Auto && std::fabs(*dbl) < 1e11);
+    const bool seconds = input == TimeInput::EpochS ||
+                         (input == TimeInput::Auto && std::fabs(*dbl) < static_cast<double>(kAutoSecondsBelow));
     return detail::double_to_ms(*dbl, seconds ? 1000.0 : 1.0, ms) ? std::string_view{}
                                                                    : std::string_view{"time out of range"};
   }
