@@ -16,12 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "edit_distance.h"
 #include "hbingest/config/duration.h"
 #include "hbingest/config/size.h"
+#include "hbingest/support/did_you_mean.h"
 #include "reader.h"
 
 namespace hbingest::config::detail {
+
+using support::did_you_mean;
 
 template <class S>
 struct Option {

@@ -2,36 +2,89 @@
 
 #include <simdjson.h>
 
-#include <stdexcept>
-#include <string>
+#include <charconv>
+#include <vector>
 
 namespace hbingest::keyspec {
+namespace {
 
-MapEventFields event_fields_from_json(std::string_view json) {
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+FieldValue value_of(const element& value) {
+  switch (value.type()) {
+    case element_type::STRING: return std::string_view(value.get_string().value_unsafe());
+    case element_type::INT64: return value.get_int64().value_unsafe();
+    case element_type::UINT64: return static_cast<double>(value.get_uint64().value_unsafe());
+    case element_type::DOUBLE: return value.get_double().value_unsafe();
+    case element_type::BOOL: return value.get_bool().value_unsafe();
+    case element_type::NULL_VALUE: return std::monostate{};
+    case element_type::ARRAY:
+    case element_type::OBJECT: return NestedValue{};
+  }
+  return std::monostate{};
+}
+
+}  // namespace
+
+struct JsonEvent::Impl {
+  struct Member {
+    std::string_view name;
+    element value;
+  };
   simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  const simdjson::padded_string padded(json);
-  if (const auto err = parser.parse(padded).get(doc); err) {
-    throw std::invalid_argument(std::string("event JSON: ") + simdjson::error_message(err));
+  std::vector<Member> members;  // capacity kept between events
+};
+
+JsonEvent::JsonEvent() : impl_(std::make_unique<Impl>()) {}
+JsonEvent::~JsonEvent() = default;
+
+std::optional<JsonEvent::ParseFailure> JsonEvent::parse(std::string_view json) {
+  impl_->members.clear();
+  element document;
+  if (const auto error = impl_->parser.parse(json.data(), json.size()).get(document); error != simdjson::SUCCESS) {
+    return ParseFailure{false, std::string("not valid JSON: ") + simdjson::error_message(error)};
   }
   simdjson::dom::object object;
-  if (doc.get_object().get(object)) throw std::invalid_argument("event JSON: not an object");
-  MapEventFields fields;
-  for (const auto member : object) {
-    std::string name(member.key);
-    const auto& v = member.value;
-    switch (v.type()) {
-      case simdjson::dom::element_type::STRING: fields.set(name, std::string(std::string_view(v.get_string()))); break;
-      case simdjson::dom::element_type::INT64: fields.set(name, std::int64_t{v.get_int64()}); break;
-      case simdjson::dom::element_type::UINT64:  // above int64: no exact integer type left
-      case simdjson::dom::element_type::DOUBLE: fields.set(name, double{v.get_double()}); break;
-      case simdjson::dom::element_type::BOOL: fields.set(name, bool{v.get_bool()}); break;
-      case simdjson::dom::element_type::NULL_VALUE: fields.set(name, std::monostate{}); break;
-      case simdjson::dom::element_type::ARRAY:
-      case simdjson::dom::element_type::OBJECT: fields.set(name, simdjson::minify(v)); break;
-    }
+  if (document.get_object().get(object) != simdjson::SUCCESS) return ParseFailure{true, "not a JSON object"};
+  for (const auto member : object) impl_->members.push_back({member.key, member.value});
+  return std::nullopt;
+}
+
+std::optional<FieldValue> JsonEvent::field(std::string_view name) const {
+  const auto& members = impl_->members;
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {  // the last of a repeated name wins
+    if (it->name == name) return value_of(it->value);
   }
-  return fields;
+  return std::nullopt;
+}
+
+std::size_t JsonEvent::member_count() const { return impl_->members.size(); }
+std::string_view JsonEvent::member_name(std::size_t i) const { return impl_->members.at(i).name; }
+FieldValue JsonEvent::member_value(std::size_t i) const { return value_of(impl_->members.at(i).value); }
+
+void JsonEvent::append_text(std::size_t i, std::string& out) const {
+  const element& value = impl_->members.at(i).value;
+  char buffer[32];
+  const auto append_number = [&](auto number) {
+    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), number);
+    out.append(buffer, result.ptr);
+  };
+  switch (value.type()) {
+    case element_type::STRING: out.append(std::string_view(value.get_string().value_unsafe())); return;
+    case element_type::INT64: append_number(value.get_int64().value_unsafe()); return;
+    case element_type::UINT64: append_number(value.get_uint64().value_unsafe()); return;
+    case element_type::DOUBLE: {
+      const auto begin = out.size();
+      append_number(value.get_double().value_unsafe());
+      if (out.find_first_of(".eEni", begin) == std::string::npos) out += ".0";
+      return;
+    }
+    case element_type::BOOL: out.append(value.get_bool().value_unsafe() ? "true" : "false"); return;
+    case element_type::NULL_VALUE: return;
+    case element_type::ARRAY:
+    case element_type::OBJECT: out.append(simdjson::minify(value)); return;
+  }
 }
 
 }  // namespace hbingest::keyspec

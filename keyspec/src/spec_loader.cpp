@@ -10,13 +10,15 @@
 #include <vector>
 
 #include "component_codec.h"
-#include "did_you_mean.h"
 #include "digest.h"
+#include "hbingest/support/did_you_mean.h"
 #include "spec_problems.h"
 #include "time_codec.h"
 
 namespace hbingest::keyspec::detail {
 namespace {
+
+using support::did_you_mean;
 
 constexpr std::int64_t kHBaseMaxKey = 32767;
 constexpr std::int64_t kMaxBucketValues = 1000000;  // planning enumerates every value

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "hbingest/keyspec/event_time.h"
 #include "hbingest/keyspec/key_spec.h"
 
 struct evp_md_st;  // OpenSSL's EVP_MD, kept out of this header
@@ -29,7 +30,6 @@ struct Source {
   friend bool operator==(const Source&, const Source&) = default;
 };
 
-enum class TimeInput { EpochMs, EpochS, Rfc3339, Auto };
 enum class TimeFormat { Pattern, Binary, Decimal };
 enum class HashAlgo { Md5, Sha1, Xxh64 };
 

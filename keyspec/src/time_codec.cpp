@@ -9,8 +9,6 @@ namespace hbingest::keyspec::detail {
 namespace {
 
 constexpr std::int64_t kMsPerDay = 86400000;
-// Below this an integer reads as seconds under `input: auto`: 1e11 s is the year 5138, 1e11 ms 1973.
-constexpr std::int64_t kAutoSecondsBelow = 100000000000LL;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -91,33 +89,6 @@ bool read_int(const FieldValue& value, std::int64_t& out) {
     return true;
   }
   return false;
-}
-
-std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int64_t& ms) {
-  const auto* text = std::get_if<std::string_view>(&value);
-  const auto* dbl = std::get_if<double>(&value);
-  if (std::holds_alternative<std::monostate>(value) || std::holds_alternative<bool>(value)) {
-    return "wrong type (expected a time)";
-  }
-  std::int64_t probe = 0;
-  if (input == TimeInput::Rfc3339 || (input == TimeInput::Auto && text != nullptr && !read_int(value, probe))) {
-    if (text == nullptr) return "wrong type (expected an RFC 3339 string)";
-    return parse_rfc3339(*text, ms) ? std::string_view{} : std::string_view{"not an RFC 3339 time"};
-  }
-  std::int64_t n = 0;
-  if (dbl != nullptr && std::floor(*dbl) != *dbl) {
-    // Fractional epoch values: seconds with a fraction are common (Python's time.time()).
-    const bool seconds = input == TimeInput::EpochS || (input == TimeInput::Auto && std::fabs(*dbl) < 1e11);
-    return double_to_ms(*dbl, seconds ? 1000.0 : 1.0, ms) ? std::string_view{} : std::string_view{"time out of range"};
-  }
-  if (!read_int(value, n)) return "wrong type (expected epoch milliseconds/seconds)";
-  const bool seconds = input == TimeInput::EpochS || (input == TimeInput::Auto && n > -kAutoSecondsBelow &&
-                                                      n < kAutoSecondsBelow);
-  if (!seconds) {
-    ms = n;
-    return {};
-  }
-  return checked_mul(n, 1000, ms) ? std::string_view{} : std::string_view{"time out of range"};
 }
 
 bool parse_rfc3339(std::string_view t, std::int64_t& ms) {
@@ -346,3 +317,38 @@ int utc_month(std::int64_t ms) {
 }
 
 }  // namespace hbingest::keyspec::detail
+
+namespace hbingest::keyspec {
+
+std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int64_t& ms) {
+  const auto* text = std::get_if<std::string_view>(&value);
+  const auto* dbl = std::get_if<double>(&value);
+  if (std::holds_alternative<std::monostate>(value) || std::holds_alternative<bool>(value) ||
+      std::holds_alternative<NestedValue>(value)) {
+    return "wrong type (expected a time)";
+  }
+  std::int64_t probe = 0;
+  if (input == TimeInput::Rfc3339 || (input == TimeInput::Auto && text != nullptr && !detail::read_int(value, probe))) {
+    if (text == nullptr) return "wrong type (expected an RFC 3339 string)";
+    return detail::parse_rfc3339(*text, ms) ? std::string_view{} : std::string_view{"not an RFC 3339 time"};
+  }
+  std::int64_t n = 0;
+  if (dbl != nullptr && std::floor(*dbl) != *dbl) {
+    // Fractional epoch values: seconds with a fraction are common (Python's time.time()).
+    const bool seconds = input == TimeInput::EpochS ||
+                         (input == TimeInput::Auto && std::fabs(*dbl) < static_cast<double>(kAutoSecondsBelow));
+    return detail::double_to_ms(*dbl, seconds ? 1000.0 : 1.0, ms) ? std::string_view{}
+                                                                   : std::string_view{"time out of range"};
+  }
+  if (dbl != nullptr && std::isfinite(*dbl) && std::fabs(*dbl) > 9.2e18) return "time out of range";
+  if (!detail::read_int(value, n)) return "wrong type (expected epoch milliseconds/seconds)";
+  const bool seconds = input == TimeInput::EpochS || (input == TimeInput::Auto && n > -kAutoSecondsBelow &&
+                                                      n < kAutoSecondsBelow);
+  if (!seconds) {
+    ms = n;
+    return {};
+  }
+  return detail::checked_mul(n, 1000, ms) ? std::string_view{} : std::string_view{"time out of range"};
+}
+
+}  // namespace hbingest::keyspec

@@ -1,5 +1,6 @@
 #pragma once
-// Time parsing and formatting for keyspec: event values → epoch ms, ms ↔ restricted date patterns.
+// Time parsing and formatting for keyspec: ms ↔ RFC 3339 and restricted date patterns (event values
+// → epoch ms is the public read_time_ms, hbingest/keyspec/event_time.h).
 // All UTC, no allocation on the encode path, no clock.
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hbingest/keyspec/event_time.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "spec_model.h"
 
@@ -19,9 +21,6 @@ inline constexpr std::int64_t kPatternMaxMs = 253402300799999LL;
 
 // Reads an integer: int64, a decimal string, or an integral double. False otherwise.
 bool read_int(const FieldValue& value, std::int64_t& out);
-
-// Reads an event value as epoch ms. Returns an empty view on success, else the reason.
-std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int64_t& ms);
 
 // RFC 3339 ("2023-11-14T22:13:20.123Z", "...+08:00", fraction truncated to ms).
 bool parse_rfc3339(std::string_view text, std::int64_t& ms);

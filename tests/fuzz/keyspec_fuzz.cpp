@@ -1,10 +1,13 @@
-// libFuzzer target: spec parsing, decode, sort_key and planning must never crash.
+// libFuzzer target: spec parsing, decode, sort_key, planning and the JSON event view must never crash.
 // Input: YAML spec text, a 0xFF 0xFF separator, then key bytes to decode under that spec.
 // Without a separator the whole input is tried as a spec and, against the events preset, as a key.
+// The whole input is also read as a JSON event and encoded under the events preset.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
+#include "hbingest/keyspec/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace {
@@ -43,6 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view key = sep == std::string_view::npos ? input : input.substr(sep + 2);
   static const KeySpec kEvents = KeySpec::preset("events");
   exercise(kEvents, key);
+  static hbingest::keyspec::JsonEvent event;
+  if (!event.parse(input)) {
+    std::string text;
+    for (std::size_t i = 0; i < event.member_count(); ++i) event.append_text(i, text);
+    (void)kEvents.encode(event, {}, text);
+  }
   try {
     exercise(KeySpec::from_yaml_text(yaml, "fuzz"), key);
   } catch (const SpecError&) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hbingest::app {
 
@@ -108,11 +109,17 @@ keyspec::KeySpec load_key_spec(const config::Config& config, const config::Route
 }  // namespace
 
 keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
+  // The spec's own problems name their file/line and component; each says which route it belongs to.
+  const std::string prefix = route.key_source + ": " + std::string(name) + ".key: ";
   try {
     return load_key_spec(config, route, name);
+  } catch (const keyspec::SpecError& e) {
+    std::vector<std::string> problems;
+    problems.reserve(e.problems().size());
+    for (const auto& problem : e.problems()) problems.push_back(prefix + problem);
+    throw keyspec::SpecError(std::move(problems));
   } catch (const std::exception& e) {
-    // The spec's own message names its file/line and component; say which route it belongs to.
-    throw keyspec::SpecError(route.key_source + ": " + std::string(name) + ".key: " + e.what());
+    throw keyspec::SpecError(prefix + e.what());
   }
 }
 

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "hbingest/config/loader.h"
 #include "hbingest/app/commands.h"
@@ -11,8 +14,11 @@
 namespace hbingest::app {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 const std::filesystem::path kSourceDir = HBINGEST_SOURCE_DIR;
 
 struct CommandRun {
@@ -77,6 +83,34 @@ routes:
   EXPECT_THAT(r.err, HasSubstr("no_such_preset"));
   EXPECT_THAT(r.err, HasSubstr(file.string() + ":13: routes[1].key: "));
   EXPECT_THAT(r.err, HasSubstr("3 problems"));
+  std::filesystem::remove(file);
+}
+
+TEST(CheckConfig, EachKeySpecProblemIsItsOwnLineWithTheRoute) {
+  const auto file = write_temp("two-spec-problems.yaml", R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - event_types: [login]
+    table: events
+    preset: events
+  - event_types: [order]
+    table: orders
+    key:
+      components:
+        - {name: user, type: field, field: user, width: 8, colour: red}
+        - {name: ts, type: time, field: ts, input: epoch_sec}
+)");
+  const CommandRun r = run({file.string()});
+  EXPECT_EQ(r.code, 1);
+  std::vector<std::string> lines;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) lines.push_back(line);
+  const std::string route = file.string() + ":12: routes[1].key: ";
+  EXPECT_THAT(lines, ElementsAre(AllOf(StartsWith(route), HasSubstr("unknown key 'colour'")),
+                                 AllOf(StartsWith(route), HasSubstr("got 'epoch_sec' (did you mean 'epoch_s'?)")),
+                                 file.string() + ": 2 problems"));
   std::filesystem::remove(file);
 }
 

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
+#include "hbingest/keyspec/json_event.h"
+#include "hbingest/keyspec/key_spec.h"
+
 namespace hbingest::ingest {
 namespace {
 
@@ -97,6 +103,95 @@ TEST(EventDecoder, InvalidEventsNameTheReason) {
   const auto invalid = decoder.decode(message(R"({"event_id":"x"})"), event);
   ASSERT_TRUE(invalid);
   EXPECT_NE(invalid->message.find("'ts'"), std::string::npos) << invalid->message;
+}
+
+// The cell timestamp (decoder, decode.time_format) and the key's time component (key spec,
+// `input:`) read one time value with one function, keyspec::read_time_ms: every row goes through
+// both and must give the same instant, or be rejected by both. The decoder adds one rule of its
+// own: a cell timestamp lies in 1970..9999.
+struct TimeRow {
+  const char* json;  // the time field's value as JSON
+  config::TimeFormat format;
+  std::optional<std::int64_t> ms;  // nullopt: rejected
+};
+
+constexpr std::int64_t kMay1 = 1714564800000;  // 2024-05-01T12:00:00Z
+
+const TimeRow kTimeRows[] = {
+    {"1714564800000", config::TimeFormat::auto_detect, kMay1},
+    {"1714564800", config::TimeFormat::auto_detect, kMay1},
+    {R"("1714564800000")", config::TimeFormat::auto_detect, kMay1},  // decimal strings: numbers by magnitude
+    {R"("1714564800")", config::TimeFormat::auto_detect, kMay1},
+    {"1714564800.25", config::TimeFormat::auto_detect, kMay1 + 250},  // seconds with a fraction
+    {"1.7145648e12", config::TimeFormat::auto_detect, kMay1},         // an exponent, integral
+    {"1714564800000.0", config::TimeFormat::auto_detect, kMay1},
+    {R"("2024-05-01T12:00:00Z")", config::TimeFormat::auto_detect, kMay1},
+    {R"("2024-05-01T14:00:00.123456+02:00")", config::TimeFormat::auto_detect, kMay1 + 123},
+    {"0", config::TimeFormat::auto_detect, 0},
+    {R"("yesterday")", config::TimeFormat::auto_detect, std::nullopt},
+    {R"("")", config::TimeFormat::auto_detect, std::nullopt},
+    {R"(" 1714564800")", config::TimeFormat::auto_detect, std::nullopt},
+    {"true", config::TimeFormat::auto_detect, std::nullopt},
+    {R"({"ms":1714564800000})", config::TimeFormat::auto_detect, std::nullopt},
+    {"[1714564800000]", config::TimeFormat::epoch_ms, std::nullopt},
+    {"18446744073709551615", config::TimeFormat::auto_detect, std::nullopt},  // above int64
+    {"1714564800", config::TimeFormat::epoch_ms, 1714564800},
+    {R"("1714564800000")", config::TimeFormat::epoch_ms, kMay1},
+    {"1714564800000.9", config::TimeFormat::epoch_ms, kMay1},
+    {R"("2024-05-01T12:00:00Z")", config::TimeFormat::epoch_ms, std::nullopt},
+    {"1714564800", config::TimeFormat::epoch_s, kMay1},
+    {R"("1714564800")", config::TimeFormat::epoch_s, kMay1},
+    {"1714564800.5", config::TimeFormat::epoch_s, kMay1 + 500},
+    {"1714564800000", config::TimeFormat::epoch_s, 1714564800000000},  // a key time, not a cell timestamp
+    {R"("2024-05-01T12:00:00Z")", config::TimeFormat::rfc3339, kMay1},
+    {R"("2024-05-01t12:00:00z")", config::TimeFormat::rfc3339, kMay1},
+    {"1714564800000", config::TimeFormat::rfc3339, std::nullopt},
+    {R"("1714564800000")", config::TimeFormat::rfc3339, std::nullopt},
+    {R"("2024-02-30T12:00:00Z")", config::TimeFormat::rfc3339, std::nullopt},
+};
+
+const char* input_name(config::TimeFormat format) {
+  switch (format) {
+    case config::TimeFormat::auto_detect: return "auto";
+    case config::TimeFormat::epoch_ms: return "epoch_ms";
+    case config::TimeFormat::epoch_s: return "epoch_s";
+    case config::TimeFormat::rfc3339: return "rfc3339";
+  }
+  return "";
+}
+
+TEST(EventTime, DecoderAndKeySpecReadTheSameInstant) {
+  constexpr std::int64_t kMaxCellTimeMs = 253402300799999;
+  for (const auto& row : kTimeRows) {
+    SCOPED_TRACE(std::string(input_name(row.format)) + " " + row.json);
+    const std::string event = std::string(R"({"event_id":"x","ts":)") + row.json + "}";
+
+    config::DecodeConfig config;
+    config.time_format = row.format;
+    config.kafka_time_fallback = false;
+    EventDecoder decoder(config);
+    DecodedEvent decoded;
+    const auto invalid = decoder.decode(message(event), decoded);
+    const std::optional<std::int64_t> cell_ms = invalid ? std::nullopt : std::optional(decoded.time_ms);
+    if (invalid) {
+      EXPECT_EQ(invalid->reason, "bad_time") << invalid->message;
+    }
+
+    // A decimal time component holds any ms >= 0, so its key shows what the key spec read.
+    const auto spec = keyspec::KeySpec::from_yaml_text(
+        std::string("components: [{name: t, type: time, field: ts, format: decimal, input: ") +
+            input_name(row.format) + "}]",
+        "time-table");
+    keyspec::JsonEvent fields;
+    ASSERT_FALSE(fields.parse(event));
+    std::string key;
+    std::optional<std::int64_t> key_ms;
+    if (!spec.encode(fields, {}, key)) key_ms = spec.decode(key).at(0).number;
+
+    EXPECT_EQ(key_ms, row.ms);
+    const bool cell_range = row.ms && *row.ms >= 0 && *row.ms <= kMaxCellTimeMs;
+    EXPECT_EQ(cell_ms, cell_range ? row.ms : std::nullopt);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Tests of hbingest::support: rate-limited logging and host:port parsing.
+// Tests of hbingest::support: did-you-mean suggestions, rate-limited logging and host:port parsing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hbingest/support/did_you_mean.h"
 #include "hbingest/support/host_port.h"
 #include "hbingest/support/rate_limited_log.h"
 
@@ -21,6 +22,42 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+TEST(EditDistance, CountsEditsAndAdjacentTranspositionsIgnoringCase) {
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("width", ""), 5u);
+  EXPECT_EQ(edit_distance("width", "width"), 0u);
+  EXPECT_EQ(edit_distance("WIDTH", "width"), 0u);
+  EXPECT_EQ(edit_distance("widht", "width"), 1u);  // one transposition, not two substitutions
+  EXPECT_EQ(edit_distance("wdth", "width"), 1u);
+  EXPECT_EQ(edit_distance("feild", "field"), 1u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("ca", "abc"), 3u);  // optimal string alignment: no edit of a transposed pair
+}
+
+TEST(DidYouMean, SuggestsThePlausibleTypoOnly) {
+  const std::vector<std::string> keys{"bootstrap_servers", "poll_batch", "width", "epoch_s", "epoch_ms"};
+  EXPECT_EQ(did_you_mean("widht", keys), " (did you mean 'width'?)");
+  EXPECT_EQ(did_you_mean("pol_batch", keys), " (did you mean 'poll_batch'?)");
+  EXPECT_EQ(did_you_mean("bootstrap_server", keys), " (did you mean 'bootstrap_servers'?)");
+  EXPECT_EQ(did_you_mean("epoch_sec", keys), " (did you mean 'epoch_s'?)");  // 2 edits; epoch_ms is 3
+  EXPECT_EQ(did_you_mean("Width", keys), " (did you mean 'width'?)");  // case only: keys are case-sensitive
+  EXPECT_EQ(did_you_mean("colour", keys), "");
+  EXPECT_EQ(did_you_mean("", keys), "");
+  EXPECT_EQ(did_you_mean("widht", {}), "");
+}
+
+TEST(DidYouMean, AllowsMoreEditsForLongerWords) {
+  const std::vector<std::string> keys{"max_inflight_rows_per_partition", "width", "ab"};
+  EXPECT_EQ(closest_match("wid", keys), "width");            // 2 edits: the most a short word gets
+  EXPECT_EQ(closest_match("wi", keys), std::nullopt);        // 3 edits
+  EXPECT_EQ(closest_match("max_inflight_rows_per_part", keys),  // 5 edits, within a third of 26 characters
+            "max_inflight_rows_per_partition");
+  EXPECT_EQ(closest_match("max_rows", keys), std::nullopt);
+  // Never a suggestion that is a complete rewrite: "xy" is 2 edits from "ab" but shares nothing.
+  EXPECT_EQ(closest_match("xy", keys), std::nullopt);
+  EXPECT_EQ(closest_match("ax", keys), "ab");
 }
 
 TEST(HostPort, ParsesNamesIPv4AndBracketedIPv6) {

@@ -20,7 +20,7 @@ constexpr const char* kUsage =
     "  each route's key spec. Prints \"ok: FILE\" and exits 0, or lists every problem and exits 1.\n"
     "  --print-effective  also print the effective config (defaults included, secrets as ***)\n";
 
-// Builds the route's key spec the way `run` does; a problem line per failure.
+// Builds the route's key spec the way `run` does; a problem line per spec problem.
 void check_key_spec(const config::Config& config, const config::RouteConfig& route, const std::string& name,
                     std::vector<std::string>& problems, std::vector<std::string>& warnings) {
   if (!route.preset && !route.key_file && !route.key_yaml) return;  // the loader reported it already
@@ -28,7 +28,7 @@ void check_key_spec(const config::Config& config, const config::RouteConfig& rou
     const keyspec::KeySpec spec = build_key_spec(config, route, name);
     for (const auto& warning : spec.warnings()) warnings.push_back(route.key_source + ": " + name + ": " + warning);
   } catch (const keyspec::SpecError& e) {
-    problems.push_back(e.what());
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
   }
 }
 

@@ -108,12 +108,9 @@ void print_key(const keyspec::KeySpec& spec, std::string_view key) {
 int build(const Options& o) {
   const auto spec = load_spec(o);
   if (!o.event_json) throw UsageError("key build needs --event JSON");
-  keyspec::MapEventFields event;
-  try {
-    event = keyspec::event_fields_from_json(*o.event_json);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--event: ") + e.what());
-  }
+  // The daemon's field view: the same value for a repeated name, the same rejection of nested values.
+  keyspec::JsonEvent event;
+  if (const auto failure = event.parse(*o.event_json)) throw UsageError("--event: " + failure->message);
   keyspec::KafkaMeta meta = o.meta;
   meta.topic = o.topic;
   std::string key;

@@ -1,17 +1,55 @@
 #pragma once
-// JSON text → MapEventFields, for the CLI, tests and tools (the pipeline reads events itself).
+// One JSON event as key spec fields: the one field view the daemon's decoder and `hbingest key
+// build` share, so the CLI prints exactly the key the daemon writes. docs/keyspec.md, "Event fields".
 //
-// Top-level members of one JSON object become fields: strings, integers (int64), floats, booleans
-// and null keep their type; nested objects and arrays are kept as their minified JSON text.
-// Thread safety: stateless, safe from any thread.
+// An event is one JSON object; its top-level members are its fields:
+//   - strings, integers (int64), floats, booleans and null keep their type; an integer above int64
+//     reads as a float;
+//   - an object or array reads as NestedValue, which no component takes ("wrong type");
+//   - a name given twice reads as its last value, as JSON.parse, Python's json and Jackson read it.
+// Views (names, strings) point into the parsed document and stay valid until the next parse().
+// Not thread-safe: one JsonEvent per thread (it reuses its parser buffers between events).
 
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::keyspec {
 
-// Throws std::invalid_argument ("event JSON: <reason>") when `json` is not one JSON object.
-MapEventFields event_fields_from_json(std::string_view json);
+class JsonEvent final : public EventFields {
+ public:
+  struct ParseFailure {
+    bool not_an_object = false;  // valid JSON, but not an object; else not valid JSON
+    std::string message;         // "not valid JSON: <parser message>", "not a JSON object"
+  };
+
+  JsonEvent();
+  ~JsonEvent() override;
+  JsonEvent(const JsonEvent&) = delete;
+  JsonEvent& operator=(const JsonEvent&) = delete;
+
+  // Parses `json` (copied into the parser's reused buffer). On failure the event has no fields.
+  std::optional<ParseFailure> parse(std::string_view json);
+
+  std::optional<FieldValue> field(std::string_view name) const override;
+
+  // Every top-level member in document order, a repeated name as often as it is given.
+  std::size_t member_count() const;
+  std::string_view member_name(std::size_t i) const;
+  FieldValue member_value(std::size_t i) const;
+  // Appends member i as text: strings as they are, integers in decimal (exact above int64 too),
+  // floats as the shortest text that reads back to the same double with an integral one keeping
+  // ".0" (410.0 stays "410.0", as Python and Java producers write it), true/false, nothing for
+  // null, objects and arrays as minified JSON. The daemon's cells hold this text.
+  void append_text(std::size_t i, std::string& out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace hbingest::keyspec

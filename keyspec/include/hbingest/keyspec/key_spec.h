@@ -25,8 +25,13 @@ class Node;
 
 namespace hbingest::keyspec {
 
+// A JSON object or array in an event: present, but no component takes it ("wrong type").
+struct NestedValue {
+  friend bool operator==(const NestedValue&, const NestedValue&) = default;
+};
+
 // A value an event offers for a named field. monostate = JSON null.
-using FieldValue = std::variant<std::monostate, bool, std::int64_t, double, std::string_view>;
+using FieldValue = std::variant<std::monostate, bool, std::int64_t, double, std::string_view, NestedValue>;
 
 // Read access to one decoded event. Returns nullopt when the field is absent.
 // Implementations must keep returned string_views valid for the duration of one encode() call.
@@ -36,7 +41,7 @@ class EventFields {
   virtual std::optional<FieldValue> field(std::string_view name) const = 0;
 };
 
-// A simple map-backed EventFields for tests, the CLI and planners.
+// A simple map-backed EventFields for tests and planners (JSON events: JsonEvent, json_event.h).
 class MapEventFields final : public EventFields {
  public:
   using Value = std::variant<std::monostate, bool, std::int64_t, double, std::string>;

@@ -28,7 +28,7 @@ ingest::TableSettings table_settings(const config::Config& config);
 
 // The key spec of one route (preset, key file or inline `key:`), built the same way by every
 // command. `name` is the route's place in the config ("routes[2]", "default_route"). Throws
-// keyspec::SpecError whose message starts with the config location and "<name>.key: ".
+// keyspec::SpecError with every problem of the spec, each as "<key_source>: <name>.key: <problem>".
 keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name);
 
 // Every route with its key spec and its table qualified with hbase.namespace.

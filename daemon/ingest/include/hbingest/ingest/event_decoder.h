@@ -1,7 +1,7 @@
 #pragma once
 // JSON event → event type, event time, cells, and a field view for the key spec.
 // A bad event is data, not a failure: decode() returns an InvalidEvent naming the reason.
-// Not thread-safe: one decoder per pipeline thread (it reuses its simdjson parser buffers).
+// Not thread-safe: one decoder per pipeline thread (it reuses its JSON parser buffers).
 
 #include <cstdint>
 #include <memory>
@@ -35,7 +35,9 @@ class EventDecoder {
   EventDecoder(const EventDecoder&) = delete;
   EventDecoder& operator=(const EventDecoder&) = delete;
 
-  // Decodes `message` into `out`. On success, fields() views the event until the next decode().
+  // Decodes `message` into `out`. On success, fields() views the event until the next decode(): the
+  // fields as keyspec::JsonEvent reads them (the same view `hbingest key build` uses), with the Kafka
+  // timestamp as the time field when decode.kafka_time_fallback stood in for a missing time.
   std::optional<InvalidEvent> decode(const connectors::SourceMessage& message, DecodedEvent& out);
   const keyspec::EventFields& fields() const;
 

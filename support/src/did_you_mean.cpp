@@ -1,9 +1,9 @@
-#include "did_you_mean.h"
+#include "hbingest/support/did_you_mean.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace hbingest::keyspec::detail {
+namespace hbingest::support {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
@@ -24,7 +24,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string* best = nullptr;
   std::size_t best_distance = 0;
   for (const auto& candidate : candidates) {
@@ -36,10 +36,13 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   }
   // Up to 2 edits, or a third of the word for long keys: beyond that a suggestion is noise.
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-  if (best && best_distance > 0 && best_distance <= limit && best_distance < std::max(word.size(), best->size())) {
-    return " (did you mean '" + *best + "'?)";
-  }
-  return {};
+  if (best && best_distance <= limit && best_distance < std::max(word.size(), best->size())) return *best;
+  return std::nullopt;
 }
 
-}  // namespace hbingest::keyspec::detail
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const auto match = closest_match(word, candidates);
+  return match ? " (did you mean '" + *match + "'?)" : std::string();
+}
+
+}  // namespace hbingest::support

@@ -1,0 +1,130 @@
+// `hbingest key build` prints exactly the key the daemon writes: the same tricky events go through
+// the daemon's path (EventDecoder → its fields → KeySpec::encode, as the pipeline calls it) and
+// through the key command, and the key bytes (or the refusal) must be the same.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "hbingest/app/commands.h"
+#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/keyspec/key_spec.h"
+
+namespace hbingest::app {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kSpec = R"(components:
+  - {name: user, type: field, field: user, width: 24}
+  - {name: n, type: int, field: n, width: 12}
+  - {name: tag, type: hash, of: [field:tag, kafka:offset], algorithm: xxh64}
+  - {name: time, type: time, field: ts, format: decimal}
+  - {name: offset, type: offset}
+)";
+
+struct Outcome {
+  std::optional<std::string> key_hex;  // set when a key was written
+  std::string error;                   // else why not
+};
+
+struct TrickyEvent {
+  const char* name;
+  const char* json;
+  bool keyed;
+  const char* same_key_as = nullptr;  // a plainer event that must give the same key
+};
+
+const TrickyEvent kEvents[] = {
+    {"plain", R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7,"tag":"x"})", true},
+    {"repeated names: the last value", R"({"event_id":"e","ts":1,"user":"first","n":8,"tag":"y","ts":1700000000123,
+       "user":"bob","n":7,"tag":"x"})",
+     true, R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7,"tag":"x"})"},
+    {"repeated event type and null", R"({"event_id":"e","event_id":"f","ts":1700000000123,"user":"bob","user":null,
+       "n":7,"tag":"x"})",
+     false},
+    {"exponents", R"({"event_id":"e","ts":1.700000000123e12,"user":"bob","n":7e0,"tag":"x"})", true,
+     R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7,"tag":"x"})"},
+    {"exponent with a fraction", R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7.5e0,"tag":"x"})", false},
+    {"decimal strings", R"({"event_id":"e","ts":"1700000000123","user":"bob","n":"7","tag":"x"})", true,
+     R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7,"tag":"x"})"},
+    {"unicode escapes", R"({"event_id":"e","ts":1700000000123,"\u0075ser":"caf\u00e9\ud83d\ude00","n":7,"tag":"\u0078"})",
+     true, "{\"event_id\":\"e\",\"ts\":1700000000123,\"user\":\"caf\xc3\xa9\xf0\x9f\x98\x80\",\"n\":7,\"tag\":\"x\"}"},
+    {"numbers and bools as text", R"({"event_id":"e","ts":1700000000123,"user":-12,"n":7,"tag":true})", true},
+    {"nested object", R"({"event_id":"e","ts":1700000000123,"user":{"id":"bob"},"n":7,"tag":"x"})", false},
+    {"array", R"({"event_id":"e","ts":1700000000123,"user":"bob","n":7,"tag":["x"]})", false},
+    {"nested time", R"({"event_id":"e","ts":{"ms":1700000000123},"user":"bob","n":7,"tag":"x"})", false},
+    {"null", R"({"event_id":"e","ts":1700000000123,"user":null,"n":7,"tag":"x"})", false},
+    {"bool as int", R"({"event_id":"e","ts":1700000000123,"user":"bob","n":true,"tag":"x"})", false},
+    {"integer above int64", R"({"event_id":"e","ts":1700000000123,"user":"bob","n":18446744073709551615,"tag":"x"})",
+     false},
+};
+
+connectors::SourceMessage message_of(const std::string& payload) {
+  connectors::SourceMessage m;
+  m.topic = "events";
+  m.partition = 3;
+  m.offset = 42;
+  m.payload = payload;
+  return m;
+}
+
+// The pipeline's steps for one message: decode, then encode the key from the decoder's fields.
+Outcome daemon_key(const keyspec::KeySpec& spec, const std::string& json) {
+  ingest::EventDecoder decoder(config::DecodeConfig{});
+  ingest::DecodedEvent decoded;
+  const auto message = message_of(json);
+  if (const auto invalid = decoder.decode(message, decoded)) return {std::nullopt, invalid->message};
+  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  std::string key;
+  if (const auto error = spec.encode(decoder.fields(), meta, key)) return {std::nullopt, error->message()};
+  return {keyspec::to_hex(key), {}};
+}
+
+Outcome command_key(const std::filesystem::path& spec_file, const std::string& json) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = key_command({"build", "--spec", spec_file.string(), "--event", json, "--topic", "events",
+                                "--partition", "3", "--offset", "42"});
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  if (code != 0) return {std::nullopt, err};
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("hex:", 0) == 0) return {line.substr(line.find_first_not_of(' ', 4)), {}};
+  }
+  ADD_FAILURE() << "no hex line in:\n" << out;
+  return {};
+}
+
+TEST(KeyCommand, BuildsTheKeyTheDaemonWrites) {
+  const auto spec_file = std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-tricky-spec.yaml");
+  std::ofstream(spec_file) << kSpec;
+  const auto spec = keyspec::KeySpec::from_yaml_file(spec_file);
+  for (const auto& event : kEvents) {
+    SCOPED_TRACE(event.name);
+    const Outcome daemon = daemon_key(spec, event.json);
+    const Outcome command = command_key(spec_file, event.json);
+    EXPECT_EQ(daemon.key_hex.has_value(), event.keyed) << daemon.error;
+    EXPECT_EQ(command.key_hex, daemon.key_hex) << command.error;
+    if (!daemon.key_hex && daemon.error.rfind("key component", 0) == 0) {
+      EXPECT_THAT(command.error, HasSubstr(daemon.error)) << "the same reason";
+    }
+    if (event.same_key_as != nullptr) {
+      EXPECT_EQ(daemon.key_hex, daemon_key(spec, event.same_key_as).key_hex);
+    }
+  }
+  std::filesystem::remove(spec_file);
+}
+
+}  // namespace
+}  // namespace hbingest::app
