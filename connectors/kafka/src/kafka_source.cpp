@@ -135,7 +135,7 @@ class KafkaSource::Impl {
   Impl(Impl&&) = delete;
   Impl& operator=(Impl&&) = delete;
 
-  void set_listener(RebalanceListener* listener) { listener_ = listener; }
+  void set_listener(RebalanceListener* listener) noexcept { listener_ = listener; }
 
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
@@ -436,7 +436,7 @@ class KafkaSource::Impl {
 KafkaSource::KafkaSource(KafkaSourceOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 KafkaSource::~KafkaSource() = default;
 
-void KafkaSource::set_rebalance_listener(RebalanceListener* listener) { impl_->set_listener(listener); }
+void KafkaSource::set_rebalance_listener(RebalanceListener* listener) noexcept { impl_->set_listener(listener); }
 
 std::vector<SourceMessage> KafkaSource::poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
   return impl_->poll(max_messages, timeout);

@@ -17,7 +17,7 @@ namespace hbingest::testing {
 // (the rebalance callbacks run outside it, as they call back into the pipeline).
 class FakeSource final : public connectors::Source {
  public:
-  void set_rebalance_listener(connectors::RebalanceListener* listener) override { listener_ = listener; }
+  void set_rebalance_listener(connectors::RebalanceListener* listener) noexcept override { listener_ = listener; }
 
   std::vector<connectors::SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds) override {
     if (!assigned_once_) {

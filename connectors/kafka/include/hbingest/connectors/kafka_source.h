@@ -52,7 +52,7 @@ class KafkaSource final : public Source {
   KafkaSource(KafkaSource&&) = delete;
   KafkaSource& operator=(KafkaSource&&) = delete;
 
-  void set_rebalance_listener(RebalanceListener* listener) override;
+  void set_rebalance_listener(RebalanceListener* listener) noexcept override;
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) override;
   void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) override;
   void pause(const std::vector<TopicPartition>& partitions) override;
