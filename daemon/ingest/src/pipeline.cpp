@@ -39,7 +39,23 @@ Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connecto
   source_.set_rebalance_listener(this);
 }
 
+// The source may outlive the pipeline (run_command destroys the pipeline first) and closes itself
+// on destruction: it must not call a listener that is gone.
+Pipeline::~Pipeline() { source_.set_rebalance_listener(nullptr); }
+
 void Pipeline::run(const std::atomic<bool>& stop) {
+  try {
+    consume(stop);
+    drain();
+  } catch (...) {
+    leave_after_failure();
+    throw;
+  }
+  // Still registered: close() revokes the assignment through on_revoked, which commits it.
+  source_.close();
+}
+
+void Pipeline::consume(const std::atomic<bool>& stop) {
   next_commit_ = Clock::now() + options_.commit_interval;
   while (!stop.load()) {
     stats_.last_loop_ns = Clock::now().time_since_epoch().count();
@@ -62,7 +78,9 @@ void Pipeline::run(const std::atomic<bool>& stop) {
       next_commit_ = Clock::now() + options_.commit_interval;
     }
   }
+}
 
+void Pipeline::drain() {
   const auto deadline = Clock::now() + options_.shutdown_deadline;
   spdlog::info("stopping: flushing {} open rows and {} in flight (deadline {} ms)", batcher_.open_rows(),
                tracker_.pending_total(), options_.shutdown_deadline.count());
@@ -73,7 +91,30 @@ void Pipeline::run(const std::atomic<bool>& stop) {
                  tracker_.pending_total());
   }
   commit(true);
-  source_.close();
+}
+
+void Pipeline::leave_after_failure() noexcept {
+  // No flush and no wait: whatever failed may fail again (an invalid event in a batch, the
+  // coordinator, the tracker), and the process is on its way out. The tracker's positions stop
+  // at the first event not stored, so this commit never passes the failing event; events still
+  // in flight are re-read and rewritten as identical cells after the restart.
+  try {
+    const auto owned = source_.assignment();
+    commit(true, &owned);
+  } catch (const std::exception& e) {
+    spdlog::error("stopping after an error: committing the stored offsets failed: {}", e.what());
+  } catch (...) {
+    spdlog::error("stopping after an error: committing the stored offsets failed");
+  }
+  // Unregistered first, so close() does not revoke through on_revoked, which flushes and waits.
+  source_.set_rebalance_listener(nullptr);
+  try {
+    source_.close();
+  } catch (const std::exception& e) {
+    spdlog::error("stopping after an error: leaving the consumer group failed: {}", e.what());
+  } catch (...) {
+    spdlog::error("stopping after an error: leaving the consumer group failed");
+  }
 }
 
 void Pipeline::handle(connectors::SourceMessage&& message) {

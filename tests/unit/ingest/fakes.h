@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/connectors/source.h"
@@ -15,11 +16,26 @@ namespace hbingest::testing {
 
 // The pipeline thread drives it while the test thread watches it: every member takes the lock
 // (the rebalance callbacks run outside it, as they call back into the pipeline).
+// Its lifecycle mirrors KafkaSource: close() revokes the whole assignment through the registered
+// listener (commit, pause and resume still work from there), poll() is refused from then on and
+// the rest once closed; destroying a source that is still open closes it, so a listener that
+// outlives its registration is called back after it is gone.
 class FakeSource final : public connectors::Source {
  public:
-  void set_rebalance_listener(connectors::RebalanceListener* listener) override { listener_ = listener; }
+  FakeSource() = default;
+  FakeSource(const FakeSource&) = delete;
+  FakeSource& operator=(const FakeSource&) = delete;
+  ~FakeSource() override {
+    try {
+      close();
+    } catch (...) {  // KafkaSource logs it and carries on: a destructor never throws
+    }
+  }
+
+  void set_rebalance_listener(connectors::RebalanceListener* listener) noexcept override { listener_ = listener; }
 
   std::vector<connectors::SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds) override {
+    if (state_ != State::open) throw std::logic_error("fake source: poll() during or after close()");
     if (!assigned_once_) {
       assigned_once_ = true;
       std::vector<connectors::TopicPartition> tps = assignment();
@@ -38,15 +54,18 @@ class FakeSource final : public connectors::Source {
     return out;
   }
   void commit(const std::vector<connectors::PartitionOffset>& offsets, bool) override {
+    ensure_not_closed("commit");
     std::lock_guard lock(mutex_);
     for (const auto& po : offsets) committed_[po.tp] = po.offset;
   }
   void pause(const std::vector<connectors::TopicPartition>& tps) override {
+    ensure_not_closed("pause");
     std::lock_guard lock(mutex_);
     for (const auto& tp : tps) paused_.insert(tp);
     ++pause_calls_;
   }
   void resume(const std::vector<connectors::TopicPartition>& tps) override {
+    ensure_not_closed("resume");
     std::lock_guard lock(mutex_);
     for (const auto& tp : tps) paused_.erase(tp);
   }
@@ -55,8 +74,16 @@ class FakeSource final : public connectors::Source {
     return {partitions_.begin(), partitions_.end()};
   }
   void close() override {
-    if (listener_ && !closed_) listener_->on_revoked(assignment());
-    closed_ = true;
+    if (state_ != State::open) return;
+    state_ = State::closing;
+    struct MarkClosed {
+      std::atomic<State>& state;
+      ~MarkClosed() { state = State::closed; }
+    } mark_closed{state_};
+    if (listener_ != nullptr) {
+      const auto owned = assignment();
+      if (!owned.empty()) listener_->on_revoked(owned);
+    }
   }
 
   void add_partition(const std::string& topic, int partition) {
@@ -92,13 +119,18 @@ class FakeSource final : public connectors::Source {
     const auto it = committed_.find(tp);
     return it == committed_.end() ? -1 : it->second;
   }
-  bool closed() const { return closed_; }
+  bool closed() const { return state_ == State::closed; }
 
  private:
+  enum class State { open, closing, closed };
+  void ensure_not_closed(const char* operation) const {
+    if (state_ == State::closed) throw std::logic_error(std::string("fake source: ") + operation + "() after close()");
+  }
+
   mutable std::mutex mutex_;
   std::map<connectors::TopicPartition, std::int64_t> committed_;
   int pause_calls_ = 0;
-  std::atomic<bool> closed_{false};
+  std::atomic<State> state_{State::open};
   connectors::RebalanceListener* listener_ = nullptr;
   std::set<connectors::TopicPartition> partitions_;
   std::set<connectors::TopicPartition> paused_;

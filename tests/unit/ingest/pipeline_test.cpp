@@ -55,13 +55,17 @@ struct Harness {
     for (int i = 0; i < setup.writers; ++i) sinks.push_back(std::make_unique<FakeSink>(table));
     WriterPool writers(std::move(sinks), {}, setup.retry,
                        observer);
-    Pipeline pipeline(setup.options, source, dead_letters, writers, router, observer, [] { return kNowMs; });
+    // On the heap, and gone before the source (a member) is destroyed, as in run_command: ASan
+    // reports any call the source still makes into it.
+    auto pipeline =
+        std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer, [] { return kNowMs; });
+    running = pipeline.get();
     std::atomic<bool> stop{false};
     std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
     std::atomic<bool> finished{false};
     std::thread thread([&] {
       try {
-        pipeline.run(stop);
+        pipeline->run(stop);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -71,6 +75,9 @@ struct Harness {
     while (!finished && !until() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
     stop = true;
     thread.join();
+    running = nullptr;
+    closed_when_run_returned = source.closed();
+    pipeline.reset();
     if (failure) std::rethrow_exception(failure);
   }
 
@@ -84,6 +91,8 @@ struct Harness {
 
   Setup setup;
   Router router;
+  std::atomic<const Pipeline*> running{nullptr};  // for `until` to read stats() while run_until runs
+  bool closed_when_run_returned = false;
   FakeSource source;
   FakeTable table;
   FakeDeadLetters dead_letters;
@@ -99,7 +108,7 @@ TEST(Pipeline, StoresEveryEventAndCommitsPastTheLast) {
   EXPECT_EQ(h.rows(), 100u);
   EXPECT_EQ(h.committed(0), 50);
   EXPECT_EQ(h.committed(1), 50);
-  EXPECT_TRUE(h.source.closed());
+  EXPECT_TRUE(h.closed_when_run_returned);
   for (const auto& [key, row] : h.table.rows) {
     EXPECT_EQ(row.ttl_ms, 600000);
     EXPECT_GE(row.timestamp_ms, kNowMs - 1000) << "cell timestamp is the event time";
@@ -207,6 +216,65 @@ TEST(Pipeline, FailModeStopsWithThePositionAndCommitsNothingFromIt) {
     EXPECT_NE(std::string(e.what()).find("events/3@1"), std::string::npos) << e.what();
   }
   EXPECT_LE(h.committed(3), 1);
+  EXPECT_TRUE(h.closed_when_run_returned) << "run() leaves the group on its way out";
+}
+
+TEST(Pipeline, FailModeCommitsWhatIsStoredAndNothingFromTheBadEvent) {
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::fail;
+  setup.options.commit_interval = 1h;  // no periodic commit: only the way out of run() commits
+  Harness h(setup);
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  bool pushed = false;
+  try {
+    h.run_until([&] {
+      // Only once the pipeline has seen the five rows acknowledged does the bad event arrive.
+      const Pipeline* pipeline = h.running;
+      if (!pushed && pipeline != nullptr && pipeline->stats().rows_stored == 5) {
+        h.source.push("events", 0, 5, "garbage");
+        h.source.push("events", 0, 6, login_event(kNowMs));
+        pushed = true;
+      }
+      return false;
+    });
+    FAIL() << "expected InvalidEventStop";
+  } catch (const InvalidEventStop& e) {
+    EXPECT_NE(std::string(e.what()).find("events/0@5"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(h.closed_when_run_returned);
+  EXPECT_EQ(h.committed(0), 5) << "stored events are committed, the bad one and what follows are not";
+}
+
+TEST(Pipeline, WriteRejectedInFailModeStopsAndLeavesTheGroup) {
+  // The invalid event surfaces from a writer's completion, not from decoding.
+  Harness first(test_setup());
+  first.source.push("events", 0, 0, login_event(kNowMs));
+  first.run_until([&] { return first.rows() == 1; });
+  ASSERT_EQ(first.table.rows.size(), 1u);
+
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::fail;
+  Harness h(setup);
+  h.table.poison_rows.insert(first.table.rows.begin()->first);
+  h.source.push("events", 0, 0, login_event(kNowMs));
+  EXPECT_THROW(h.run_until([] { return false; }), InvalidEventStop);
+  EXPECT_TRUE(h.closed_when_run_returned);
+  EXPECT_LE(h.committed(0), 0);
+}
+
+TEST(Pipeline, UnregistersItselfWhenDestroyedWithoutRunning) {
+  // E.g. run_command failing between building the pipeline and running it: the source, destroyed
+  // later, closes itself and must not call back into the pipeline.
+  Harness h(test_setup());
+  h.source.add_partition("events", 0);
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  sinks.push_back(std::make_unique<FakeSink>(h.table));
+  WriterPool writers(std::move(sinks), {}, h.setup.retry, h.observer);
+  auto pipeline = std::make_unique<Pipeline>(h.setup.options, h.source, h.dead_letters, writers, h.router, h.observer,
+                                             [] { return kNowMs; });
+  pipeline.reset();
+  h.source.close();
+  EXPECT_TRUE(h.source.closed());
 }
 
 TEST(Pipeline, ExpiredEventsAreSkippedAndCommitted) {

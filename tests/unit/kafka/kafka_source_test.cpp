@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "hbingest/connectors/kafka_error.h"
+#include "mock_kafka_cluster.h"
 
 namespace hbingest::connectors {
 namespace {
@@ -126,6 +129,72 @@ TEST(KafkaSource, PausingAnUnassignedPartitionFailsNamingIt) {
   } catch (const KafkaError& e) {
     EXPECT_NE(std::string(e.what()).find("events[3]"), std::string::npos) << e.what();
   }
+}
+
+// Counts callbacks; ASan reports any that reach it after it is destroyed.
+struct CountingListener : RebalanceListener {
+  void on_revoked(const std::vector<TopicPartition>&) override { ++revokes; }
+  void on_assigned(const std::vector<TopicPartition>& partitions) override { assigned += partitions.size(); }
+  int revokes = 0;
+  std::size_t assigned = 0;
+};
+
+KafkaSourceOptions on_mock(const testing::MockKafkaCluster& cluster, const std::string& group) {
+  KafkaSourceOptions options;
+  options.bootstrap_servers = cluster.bootstrap_servers();
+  options.group_id = group;
+  options.topics = {"events"};
+  options.close_timeout = 5s;
+  // The mock group waits up to session.timeout.ms - 1 s for members to rejoin a rebalance.
+  options.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "100"}};
+  return options;
+}
+
+TEST(KafkaSourceOnMockCluster, CloseWithMessagesFetchedButNotPolledLeavesCleanly) {
+  // The pipeline stops (or fails) with a fetch ahead of what it polled: librdkafka hands those
+  // messages to close()'s queue, and serving it as callbacks used to abort the process.
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 1);
+  for (int i = 0; i < 20; ++i) cluster.produce("events", 0, "m" + std::to_string(i));
+  KafkaSource source(on_mock(cluster, "hbingest-unit-prefetch"));
+  std::vector<SourceMessage> first;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (first.empty() && std::chrono::steady_clock::now() < deadline) first = source.poll(1, 100ms);
+  ASSERT_EQ(first.size(), 1u) << "nothing consumed from the mock cluster";
+  EXPECT_EQ(first[0].offset, 0);
+  std::this_thread::sleep_for(200ms);  // let the fetcher queue the rest
+  source.close();
+  EXPECT_THROW(source.poll(1, 0ms), std::logic_error);
+  // Nothing was committed: the next member of the group starts from the beginning.
+  KafkaSource reader(on_mock(cluster, "hbingest-unit-prefetch"));
+  EXPECT_EQ(reader.committed({{"events", 0}}, 10s).at(0).offset, -1001);
+}
+
+TEST(KafkaSourceOnMockCluster, UnregisteredListenerIsNotCalledOnRebalanceOrClose) {
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 2);
+  const auto options = on_mock(cluster, "hbingest-unit-unregister");
+
+  KafkaSource first(options);
+  auto listener = std::make_unique<CountingListener>();
+  first.set_rebalance_listener(listener.get());
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener->assigned == 0 && std::chrono::steady_clock::now() < deadline) (void)first.poll(10, 100ms);
+  ASSERT_EQ(listener->assigned, 2u) << "no assignment from the mock cluster";
+  first.set_rebalance_listener(nullptr);
+  listener.reset();
+
+  // A second member makes the group take partitions away from the first (an eager revoke).
+  KafkaSource second(options);
+  while ((second.assignment().empty() || first.assignment().size() != 1) &&
+         std::chrono::steady_clock::now() < deadline) {
+    (void)first.poll(10, 50ms);
+    (void)second.poll(10, 50ms);
+  }
+  ASSERT_FALSE(second.assignment().empty()) << "the second member never got a partition";
+  EXPECT_EQ(first.assignment().size(), 1u);
+  first.close();  // would revoke through the listener if one were registered
+  EXPECT_THROW(first.poll(1, 0ms), std::logic_error);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <spdlog/spdlog.h>
 #include <thread>
@@ -166,9 +167,18 @@ int run_command(const Args& args) {
   notifier.ready();
   spdlog::info("hbingest running: topics {}, group {}, {} writer(s) to {}", fmt::join(config.kafka.topics, ","),
                config.kafka.group_id, config.writer.writers, fmt::join(config.hbase.endpoints, ","));
+  bool failed = false;
   {
     ProgressReporter reporter(pipeline, pipeline_metrics, notifier, progress);
-    pipeline.run(signals.stop_requested());
+    try {
+      pipeline.run(signals.stop_requested());
+    } catch (const std::exception& e) {
+      // run() has already left the group, committing only what was stored; the rest of the
+      // shutdown below is the same as after a signal. The message names the position
+      // (topic/partition@offset) for an invalid event under dlq.on_invalid: fail.
+      spdlog::critical("ingest stopped: {}", e.what());
+      failed = true;
+    }
     notifier.stopping();
   }
   if (!dead_letters.flush(kDeadLetterFlushTimeout)) spdlog::warn("dead-letter producer did not drain in time");
@@ -176,7 +186,7 @@ int run_command(const Args& args) {
   if (server) server->stop();
   spdlog::info("stopped: consumed {}, rows written {}, dead letters {}", pipeline.stats().consumed.load(),
                pipeline.stats().rows_stored.load(), pipeline.stats().dead_lettered.load());
-  return 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace hbingest::app

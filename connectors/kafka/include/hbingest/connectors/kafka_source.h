@@ -37,7 +37,10 @@ struct KafkaSourceOptions {
 // poll(): on_revoked before the partitions are given up (commit(sync) works there), on_assigned
 // after they are assigned (consumption resumes from the committed offsets; pause state is not
 // kept across a rebalance). close() calls on_revoked once with the whole assignment while still a
-// group member, then leaves the group; commit() is allowed until close() returns, poll() is not. An exception thrown by the listener or on_statistics never crosses librdkafka: it
+// group member, then leaves the group; commit() is allowed until close() returns, poll() is not.
+// Messages fetched but not yet polled when close() starts are dropped, never committed. Without a
+// listener (none set, or unregistered with nullptr) rebalances and close() only assign and
+// unassign. An exception thrown by the listener or on_statistics never crosses librdkafka: it
 // is logged and the first one is rethrown from the next poll().
 // Thread safety: one thread drives the object (poll, commit, pause, resume, close). Neither
 // copyable nor movable (librdkafka holds a pointer to it).
@@ -52,7 +55,7 @@ class KafkaSource final : public Source {
   KafkaSource(KafkaSource&&) = delete;
   KafkaSource& operator=(KafkaSource&&) = delete;
 
-  void set_rebalance_listener(RebalanceListener* listener) override;
+  void set_rebalance_listener(RebalanceListener* listener) noexcept override;
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) override;
   void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) override;
   void pause(const std::vector<TopicPartition>& partitions) override;

@@ -43,7 +43,10 @@ class RebalanceListener {
 class Source {
  public:
   virtual ~Source() = default;
-  virtual void set_rebalance_listener(RebalanceListener* listener) = 0;
+  // The listener must stay valid until it is replaced or unregistered with nullptr; a listener
+  // unregisters itself before it goes (from its destructor, hence noexcept). With none, rebalances
+  // and close() only assign and unassign.
+  virtual void set_rebalance_listener(RebalanceListener* listener) noexcept = 0;
   // Up to max_messages messages, waiting at most `timeout` for the first. Throws on fatal errors.
   virtual std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) = 0;
   // Commits the given next-offsets. Synchronous commits throw on failure; async failures are

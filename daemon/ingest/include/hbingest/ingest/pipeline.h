@@ -70,15 +70,26 @@ class InvalidEventStop : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Registers itself as the source's rebalance listener for its whole life and unregisters in its
+// destructor, so the source, the dead-letter sink, the writers, the router and the observer must
+// outlive it. Neither copyable nor movable (the source holds a pointer to it).
 class Pipeline final : public connectors::RebalanceListener {
  public:
   using NowMs = std::function<std::int64_t()>;  // wall clock in epoch ms (injected for tests)
 
   Pipeline(PipelineOptions options, connectors::Source& source, connectors::DeadLetterSink& dead_letters,
            WriterPool& writers, const Router& router, PipelineObserver& observer, NowMs now_ms);
+  ~Pipeline() override;
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  Pipeline(Pipeline&&) = delete;
+  Pipeline& operator=(Pipeline&&) = delete;
 
   // Runs until `stop` becomes true, then drains for at most the shutdown deadline: flushes open
   // batches, waits for writes and dead letters, commits synchronously, leaves the group.
+  // Every way out closes the source. When run() throws (InvalidEventStop, a fatal Kafka error...)
+  // it neither flushes nor waits: it commits the positions already stored (never the failing event
+  // or anything after it), leaves the group without calling back into the pipeline, and rethrows.
   void run(const std::atomic<bool>& stop);
 
   const PipelineStats& stats() const { return stats_; }
@@ -87,6 +98,10 @@ class Pipeline final : public connectors::RebalanceListener {
   void on_assigned(const std::vector<connectors::TopicPartition>& partitions) override;
 
  private:
+  void consume(const std::atomic<bool>& stop);
+  void drain();
+  // The way out of run() after an exception. Never throws: the caller rethrows the original.
+  void leave_after_failure() noexcept;
   void handle(connectors::SourceMessage&& message);
   void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
               const std::string& detail);

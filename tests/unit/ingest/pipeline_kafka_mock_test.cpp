@@ -1,0 +1,171 @@
+// The pipeline over the real librdkafka consumer (KafkaSource) and librdkafka's in-process mock
+// cluster, with fakes for HBase and the dead-letter topic. Built and torn down in run_command's
+// order (source, dead letters, writers, pipeline; destroyed the other way round), so a way out of
+// run() that leaves the pipeline registered shows up as ASan/UBSan errors in the consumer's close.
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fakes.h"
+#include "hbingest/connectors/kafka_source.h"
+#include "hbingest/ingest/pipeline.h"
+#include "mock_kafka_cluster.h"
+
+namespace hbingest::ingest {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeDeadLetters;
+using testing::FakeSink;
+using testing::FakeTable;
+using testing::MockKafkaCluster;
+
+constexpr std::int64_t kNowMs = 1'790'000'000'000;  // fixed "now" for TTL decisions
+constexpr auto kDeadline = 60s;                      // the mock group's first join alone takes ~3 s
+constexpr std::int64_t kNoOffset = -1001;            // RD_KAFKA_OFFSET_INVALID: nothing committed
+const connectors::TopicPartition kPartition{"events", 0};
+
+std::string login_event(int n) {
+  return R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"user_id":"u)" + std::to_string(n) + R"("})";
+}
+
+struct MockKafkaPipeline {
+  MockKafkaPipeline() {
+    cluster.create_topic(kPartition.topic, 1);
+    options.on_invalid = config::OnInvalid::fail;
+    options.commit_interval = 1h;  // no periodic commit: what is committed comes from the way out of run()
+    options.batch.linger = 5ms;
+    options.shutdown_deadline = 5s;
+  }
+
+  connectors::KafkaSourceOptions source_options() const {
+    connectors::KafkaSourceOptions out;
+    out.bootstrap_servers = cluster.bootstrap_servers();
+    out.group_id = "hbingest-unit-pipeline";
+    out.topics = {kPartition.topic};
+    out.sync_commit_timeout = 10s;
+    out.close_timeout = 10s;
+    return out;
+  }
+
+  // Runs the pipeline on its own thread; `step` runs on this thread until it returns true (then
+  // the pipeline is asked to stop), until run() returns or throws, or until the deadline.
+  // Returns what run() threw.
+  std::exception_ptr run(const std::function<bool(const Pipeline&)>& step) {
+    std::atomic<bool> stop{false};
+    std::atomic<bool> finished{false};
+    std::exception_ptr failure;  // written by the pipeline thread before `finished`
+    std::thread thread([&] {
+      try {
+        pipeline->run(stop);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished = true;
+    });
+    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (!finished && !step(*pipeline) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    stop = true;
+    thread.join();
+    return failure;
+  }
+
+  // The group's committed next-offset of events/0, read by a new member after the pipeline left.
+  std::int64_t committed() const {
+    connectors::KafkaSource reader(source_options());
+    return reader.committed({kPartition}, 10s).at(0).offset;
+  }
+
+  std::size_t rows() {
+    std::lock_guard lock(table.mutex);
+    return table.rows.size();
+  }
+
+  MockKafkaCluster cluster;  // first: outlives every client
+  FakeTable table;
+  PipelineObserver observer;
+  Router router{{Route{"default:events", {"login"}, keyspec::KeySpec::preset("events", {})}}, std::nullopt};
+  PipelineOptions options;
+  // run_command's order.
+  std::unique_ptr<connectors::KafkaSource> source;
+  FakeDeadLetters dead_letters;
+  std::unique_ptr<WriterPool> writers;
+  std::unique_ptr<Pipeline> pipeline;
+
+  void build() {
+    source = std::make_unique<connectors::KafkaSource>(source_options());
+    std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+    sinks.push_back(std::make_unique<FakeSink>(table));
+    writers = std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, observer);
+    pipeline = std::make_unique<Pipeline>(options, *source, dead_letters, *writers, router, observer,
+                                          [] { return kNowMs; });
+  }
+  // The other way round, as run_command's scope ends: the pipeline first, the source last.
+  void tear_down() {
+    pipeline.reset();
+    writers.reset();
+    source.reset();
+  }
+};
+
+TEST(PipelineOnMockKafka, InvalidEventInFailModeStopsWithItsPositionAndCommitsOnlyWhatIsStored) {
+  MockKafkaPipeline h;
+  h.cluster.produce("events", 0, login_event(0));
+  h.cluster.produce("events", 0, login_event(1));
+  h.build();
+  bool produced_bad = false;
+  const auto failure = h.run([&](const Pipeline& pipeline) {
+    // The bad event arrives once both good ones are stored and the pipeline has seen it.
+    if (!produced_bad && pipeline.stats().rows_stored == 2) {
+      h.cluster.produce("events", 0, "garbage");         // offset 2
+      h.cluster.produce("events", 0, login_event(3));    // offset 3: never written, never committed
+      produced_bad = true;
+    }
+    return false;
+  });
+  ASSERT_TRUE(produced_bad) << "the two valid events were not stored";
+  ASSERT_TRUE(failure) << "run() returned instead of stopping on the invalid event";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const InvalidEventStop& e) {
+    EXPECT_NE(std::string(e.what()).find("events/0@2"), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "unexpected exception: " << e.what();
+  }
+  EXPECT_THROW(h.source->poll(1, 0ms), std::logic_error) << "run() left the group on its way out";
+  h.tear_down();  // the source's destructor must not reach the destroyed pipeline
+  EXPECT_EQ(h.rows(), 2u);
+  EXPECT_EQ(h.committed(), 2) << "offsets 0 and 1 are stored; nothing at or past the invalid offset 2";
+}
+
+TEST(PipelineOnMockKafka, StopDrainsCommitsPastTheLastEventAndLeaves) {
+  MockKafkaPipeline h;
+  for (int n = 0; n < 5; ++n) h.cluster.produce("events", 0, login_event(n));
+  h.build();
+  const auto failure = h.run([](const Pipeline& pipeline) { return pipeline.stats().consumed == 5; });
+  EXPECT_FALSE(failure);
+  EXPECT_THROW(h.source->poll(1, 0ms), std::logic_error);
+  h.tear_down();
+  EXPECT_EQ(h.rows(), 5u);
+  EXPECT_EQ(h.committed(), 5);
+}
+
+TEST(PipelineOnMockKafka, SourceClosingAfterAPipelineThatNeverRanDoesNotCallIt) {
+  // run_command can fail between building the pipeline and running it (the HTTP server's port):
+  // the source, destroyed last, still owns partitions and revokes them as it closes.
+  MockKafkaPipeline h;
+  h.build();
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (h.pipeline->stats().assigned_partitions == 0 && std::chrono::steady_clock::now() < deadline) {
+    (void)h.source->poll(10, 100ms);
+  }
+  ASSERT_EQ(h.source->assignment().size(), 1u);
+  h.tear_down();
+  EXPECT_EQ(h.committed(), kNoOffset);
+}
+
+}  // namespace
+}  // namespace hbingest::ingest

@@ -1,0 +1,78 @@
+#pragma once
+// An in-process Kafka cluster for unit tests: librdkafka's mock brokers (rdkafka_mock.h) listen
+// on loopback ports, so KafkaSource runs its real consumer-group, commit and close paths with no
+// external service. The cluster belongs to a producer handle, which also writes the test records;
+// it must outlive every client connected to it (declare it first).
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace hbingest::testing {
+
+class MockKafkaCluster {
+ public:
+  explicit MockKafkaCluster(int brokers = 1) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    std::array<char, 512> error{};
+    // With this property rd_kafka_new() starts the mock brokers and points the producer at them.
+    if (rd_kafka_conf_set(conf, "test.mock.num.brokers", std::to_string(brokers).c_str(), error.data(),
+                          error.size()) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("mock cluster: ") + error.data());
+    }
+    rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery);
+    producer_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf, error.data(), error.size()));
+    if (!producer_) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("mock cluster: ") + error.data());
+    }
+    cluster_ = rd_kafka_handle_mock_cluster(producer_.get());
+    if (cluster_ == nullptr) throw std::runtime_error("mock cluster: librdkafka did not create one");
+  }
+
+  std::string bootstrap_servers() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+
+  void create_topic(const std::string& topic, int partitions) {
+    check(rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, 1), "create topic " + topic);
+  }
+
+  // Produces one record and waits for the broker's acknowledgement.
+  void produce(const std::string& topic, std::int32_t partition, const std::string& value) {
+    rd_kafka_resp_err_t delivery = RD_KAFKA_RESP_ERR__IN_PROGRESS;
+    check(rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(&delivery), RD_KAFKA_V_END),
+          "produce to " + topic);
+    check(rd_kafka_flush(producer_.get(), static_cast<int>(kProduceTimeout.count())), "flush to " + topic);
+    check(delivery, "deliver to " + topic);
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kProduceTimeout{10000};
+
+  struct Destroy {
+    void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+  };
+
+  static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+    *static_cast<rd_kafka_resp_err_t*>(message->_private) = message->err;
+  }
+
+  static void check(rd_kafka_resp_err_t err, const std::string& what) {
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      throw std::runtime_error("mock cluster: " + what + ": " + rd_kafka_err2str(err));
+    }
+  }
+
+  std::unique_ptr<rd_kafka_t, Destroy> producer_;
+  rd_kafka_mock_cluster_t* cluster_ = nullptr;  // owned by producer_
+};
+
+}  // namespace hbingest::testing
