@@ -143,8 +143,8 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
       ++statistics;
       last_stats = json;
     };
+    RecordingListener listener;  // declared first: it must outlive the source that calls it
     KafkaSource source(options);
-    RecordingListener listener;
     source.set_rebalance_listener(&listener);
     const auto messages = poll_until(source, kMessages);
     ASSERT_EQ(messages.size(), static_cast<std::size_t>(kMessages));
@@ -250,11 +250,13 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
   options.properties["partition.assignment.strategy"] = GetParam();
   options.properties["session.timeout.ms"] = "10000";
   options.properties["heartbeat.interval.ms"] = "1000";
-  KafkaSource first(options);
-  RecordingListener first_listener;
+  // Declared before the sources: the listeners (and what their callbacks use) must outlive the
+  // sources, whose destructors close and revoke through them.
   std::vector<std::string> commit_errors;
   // Like the pipeline: commit what was consumed from the revoked partitions before letting go.
   std::map<TopicPartition, std::int64_t> next_offset;
+  RecordingListener first_listener;
+  KafkaSource first(options);
   first_listener.on_revoke = [&](const std::vector<TopicPartition>& partitions) {
     std::vector<PartitionOffset> offsets;
     for (const auto& tp : partitions) {
@@ -270,8 +272,8 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
   for (const auto& m : poll_until(first, 40)) next_offset[{m.topic, m.partition}] = m.offset + 1;
   ASSERT_EQ(first_listener.owned, all_partitions(topic, kPartitions));
 
-  KafkaSource second(options);
   RecordingListener second_listener;
+  KafkaSource second(options);
   second.set_rebalance_listener(&second_listener);
   const auto deadline = std::chrono::steady_clock::now() + kDeadline;
   while (std::chrono::steady_clock::now() < deadline &&
