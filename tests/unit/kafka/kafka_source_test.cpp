@@ -1,7 +1,10 @@
 #include "hbingest/connectors/kafka_source.h"
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
+#include <memory>
 #include <stdexcept>
 
 #include "hbingest/connectors/kafka_error.h"
@@ -126,6 +129,61 @@ TEST(KafkaSource, PausingAnUnassignedPartitionFailsNamingIt) {
   } catch (const KafkaError& e) {
     EXPECT_NE(std::string(e.what()).find("events[3]"), std::string::npos) << e.what();
   }
+}
+
+// librdkafka's in-process mock cluster (loopback only), hosted by a handle of its own.
+class MockCluster {
+ public:
+  MockCluster() {
+    char error[256];
+    host_ = rd_kafka_new(RD_KAFKA_PRODUCER, rd_kafka_conf_new(), error, sizeof(error));
+    if (host_ == nullptr) throw std::runtime_error(error);
+    cluster_ = rd_kafka_mock_cluster_new(host_, 1);
+    if (cluster_ == nullptr) throw std::runtime_error("rd_kafka_mock_cluster_new failed");
+  }
+  ~MockCluster() {
+    rd_kafka_mock_cluster_destroy(cluster_);
+    rd_kafka_destroy(host_);
+  }
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+
+  rd_kafka_mock_cluster_t* get() const noexcept { return cluster_; }
+  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+
+ private:
+  rd_kafka_t* host_ = nullptr;
+  rd_kafka_mock_cluster_t* cluster_ = nullptr;
+};
+
+TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {
+  MockCluster cluster;
+  ASSERT_EQ(rd_kafka_mock_topic_create(cluster.get(), "events", 1, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  int failures = 0;
+  KafkaSourceOptions options;
+  options.bootstrap_servers = cluster.bootstraps();
+  options.group_id = "hbingest-unit-async-commit";
+  options.topics = {"events"};
+  options.close_timeout = 5s;
+  options.on_async_commit_failure = [&failures] { ++failures; };
+  KafkaSource source(options);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (source.assignment().empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  ASSERT_FALSE(source.assignment().empty()) << "no assignment from the mock cluster";
+
+  // The coordinator refuses the next OffsetCommit (Kafka protocol ApiKey 8) for good.
+  constexpr std::int16_t kOffsetCommitApiKey = 8;
+  rd_kafka_mock_push_request_errors(cluster.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  source.commit({{{"events", 0}, 1}}, false);
+  while (failures == 0 && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  EXPECT_EQ(failures, 1);
+  EXPECT_EQ(source.failed_async_commits(), 1u);
+
+  // The next one goes through and is not counted.
+  source.commit({{{"events", 0}, 1}}, false);
+  source.commit({{{"events", 0}, 1}}, true);
+  EXPECT_EQ(failures, 1);
+  source.close();
 }
 
 }  // namespace
