@@ -50,6 +50,7 @@ const std::map<std::string, ExpectedFamily>& expected_families() {
       {"hbingest_paused_partitions", {gauge, {}}},
       {"hbingest_committed_offset", {gauge, {"topic", "partition"}}},
       {"hbingest_commit_failures_total", {counter, {}}},
+      {"hbingest_kafka_commit_failures_total", {counter, {"mode"}}},
       {"hbingest_consumer_lag", {gauge, {"topic", "partition"}}},
       {"hbingest_salt_bucket_rows_total", {counter, {"bucket"}}},
       {"hbingest_queries_total", {counter, {"outcome"}}},

@@ -71,6 +71,12 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
       committed_offset_(gauge(registry, "hbingest_committed_offset", "Last committed next-offset, by topic and partition.")),
       commit_failures_(counter(registry, "hbingest_commit_failures_total", "Offset commits that failed.").Add({})),
+      // A family of its own, not a label on hbingest_commit_failures_total: that series (synchronous
+      // commits on revoke and shutdown, the HbingestCommitFailures alert) keeps its identity.
+      async_commit_failures_(counter(registry, "hbingest_kafka_commit_failures_total",
+                                     "Offset commits that failed, by mode (async: the periodic commits, each covered "
+                                     "by the next successful one).")
+                                 .Add({{"mode", "async"}})),
       consumer_lag_(gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),
       salt_bucket_writes_(counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")) {}
 
@@ -140,6 +146,8 @@ void PipelineMetrics::on_commit(std::string_view topic, std::int32_t partition, 
 }
 
 void PipelineMetrics::on_commit_failure() { commit_failures_.Increment(); }
+
+void PipelineMetrics::on_async_commit_failure() { async_commit_failures_.Increment(); }
 
 void PipelineMetrics::on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
   remove_partitions(committed_offset_, committed_offset_cache_, partitions);

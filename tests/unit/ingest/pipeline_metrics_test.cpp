@@ -28,6 +28,8 @@ TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   metrics.on_batch_written("h:9090", 7, 700, std::chrono::milliseconds(3), 9'000);
   metrics.on_commit_failure();
   const std::string text = exposition(registry);
+  // Created at 0 so that the first failure shows in increase().
+  EXPECT_TRUE(has(text, R"(hbingest_kafka_commit_failures_total{mode="async"} 0)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="login",topic="events"} 2)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="unknown",topic="events"} 1)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="events"} 151)")) << text;
@@ -42,6 +44,16 @@ TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   EXPECT_DOUBLE_EQ(metrics.rows_written(), 7);
   // Families without a child yet are left out, as before.
   EXPECT_EQ(text.find("hbingest_write_retries_total"), std::string::npos) << text;
+}
+
+TEST(PipelineMetrics, CountsAsynchronousCommitFailuresApartFromSynchronousOnes) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(registry, [] { return std::int64_t{0}; });
+  metrics.on_async_commit_failure();
+  metrics.on_async_commit_failure();
+  const std::string text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_kafka_commit_failures_total{mode="async"} 2)")) << text;
+  EXPECT_TRUE(has(text, "hbingest_commit_failures_total 0")) << text;
 }
 
 TEST(PipelineMetrics, RevokedPartitionsLoseTheirLagAndOffsetSeries) {

@@ -24,7 +24,7 @@ namespace {
 
 constexpr std::int64_t kSampleNowMs = 1'700'000'000'000;
 
-// One call of every PipelineObserver hook (and of the statistics feed), so that each family has a
+// One call of every PipelineObserver hook (and of the consumer's feeds), so that each family has a
 // child. A hook added to PipelineObserver belongs here too.
 void record_pipeline_samples(ingest::PipelineMetrics& metrics) {
   metrics.on_consumed("events", "login", 512);
@@ -40,6 +40,7 @@ void record_pipeline_samples(ingest::PipelineMetrics& metrics) {
   metrics.on_paused_partitions(0);
   metrics.on_commit("events", 0, 1000);
   metrics.on_commit_failure();
+  metrics.on_async_commit_failure();
   metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {"0": {"consumer_lag": 0}}}}})");
 }
 

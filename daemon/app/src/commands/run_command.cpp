@@ -136,6 +136,7 @@ int run_command(const Args& args) {
   source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
     pipeline_metrics.on_kafka_statistics(json);
   };
+  source_options.on_async_commit_failure = [&pipeline_metrics] { pipeline_metrics.on_async_commit_failure(); };
   connectors::KafkaSource source(std::move(source_options));
   connectors::KafkaDeadLetterProducer dead_letters(dead_letter_options(config));
 

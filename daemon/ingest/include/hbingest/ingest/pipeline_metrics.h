@@ -1,6 +1,7 @@
 #pragma once
 // The pipeline's Prometheus metrics: a PipelineObserver that registers its families in a
-// prometheus::Registry and records into them, plus consumer lag from librdkafka's statistics JSON.
+// prometheus::Registry and records into them, plus consumer lag from librdkafka's statistics JSON
+// and the consumer's failed asynchronous commits.
 //
 // Ownership: the registry owns the families; it must outlive this object (which keeps references
 // to them) and nothing else may Remove() them.
@@ -48,6 +49,9 @@ class PipelineMetrics final : public PipelineObserver {
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);
 
+  // One asynchronous offset commit failed (KafkaSourceOptions::on_async_commit_failure). Any thread.
+  void on_async_commit_failure();
+
   // Totals for the progress line and systemd STATUS.
   double rows_written() const { return rows_written_total_.Value(); }
   // Sum of consumer lag over assigned partitions, from the last statistics report (-1: none yet).
@@ -77,6 +81,7 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Gauge& paused_partitions_;
   prometheus::Family<prometheus::Gauge>& committed_offset_;
   prometheus::Counter& commit_failures_;
+  prometheus::Counter& async_commit_failures_;
   prometheus::Family<prometheus::Gauge>& consumer_lag_;
   prometheus::Family<prometheus::Counter>& salt_bucket_writes_;
 
