@@ -36,17 +36,15 @@ struct PipeCloser {
   }
 };
 
-// Source files whose metric registrations the daemon exposes at /metrics.
-std::vector<std::filesystem::path> metric_source_files() {
-  std::vector<std::filesystem::path> files;
-  for (const char* dir : {"daemon", "connectors", "metrics/src"}) {
-    const auto root = source_dir() / dir;
-    if (!std::filesystem::exists(root)) continue;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".cpp") files.push_back(entry.path());
-    }
+// The family a series name belongs to: itself, or a histogram's name without _bucket/_sum/_count.
+std::string family_of(const std::string& series, const std::map<std::string, MetricFamilyInfo>& families) {
+  if (families.contains(series)) return series;
+  for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
+    if (!series.ends_with(suffix)) continue;
+    const auto base = families.find(series.substr(0, series.size() - suffix.size()));
+    if (base != families.end() && base->second.type == MetricType::histogram) return base->first;
   }
-  return files;
+  return {};
 }
 
 }  // namespace
@@ -100,53 +98,65 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::map<std::string, MetricType> daemon_metric_families() {
-  static const std::regex kRegistration(R"re((counter|gauge|histogram)_family\(\s*"(hbingest_[a-z0-9_]+)")re");
-  std::map<std::string, MetricType> families;
-  for (const auto& file : metric_source_files()) {
-    const std::string text = read_file(file);
-    for (std::sregex_iterator it(text.begin(), text.end(), kRegistration), end; it != end; ++it) {
-      const std::string type = (*it)[1];
-      families[(*it)[2]] = type == "counter" ? MetricType::counter
-                           : type == "gauge" ? MetricType::gauge
-                                             : MetricType::histogram;
+const std::string& metrics_catalog_text() {
+  static const std::string text = [] {
+    const auto result = run({hbingest_binary().string(), "metrics-catalog"});
+    if (result.exit_code != 0) {
+      throw std::runtime_error("hbingest metrics-catalog exited " + std::to_string(result.exit_code) + ": " +
+                               result.output);
     }
-  }
+    return result.output;
+  }();
+  return text;
+}
+
+const std::map<std::string, MetricFamilyInfo>& daemon_metric_families() {
+  static const auto families = [] {
+    static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) ([a-z]+)$)");
+    static const std::regex kSample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? \S+$)");
+    static const std::regex kLabel(R"re(([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*")re");
+    std::map<std::string, MetricFamilyInfo> out;
+    std::istringstream lines(metrics_catalog_text());
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch match;
+      if (std::regex_match(line, match, kType)) {
+        const std::string type = match[2];
+        out[match[1]].type = type == "counter" ? MetricType::counter
+                             : type == "gauge" ? MetricType::gauge
+                             : type == "histogram" ? MetricType::histogram
+                                                   : MetricType::other;
+      } else if (!line.starts_with("#") && std::regex_match(line, match, kSample)) {
+        const std::string family = family_of(match[1], out);
+        if (family.empty()) throw std::runtime_error("metrics-catalog: sample without a # TYPE line: " + line);
+        const std::string labels = match[3];
+        for (std::sregex_iterator it(labels.begin(), labels.end(), kLabel), end; it != end; ++it) {
+          out[family].labels.insert((*it)[1]);
+        }
+      }
+    }
+    return out;
+  }();
   return families;
 }
 
 std::set<std::string> daemon_label_names() {
-  // Children are added as add({{"topic", ...}, {"partition", ...}}): a quoted name opening a pair.
-  static const std::regex kLabelPair(R"re(\{\s*"([a-z_][a-z0-9_]*)"\s*,)re");
-  std::set<std::string> labels = {"job", "instance", "le"};
-  for (const auto& file : metric_source_files()) {
-    const std::string text = read_file(file);
-    if (text.find("_family(") == std::string::npos) continue;
-    for (std::sregex_iterator it(text.begin(), text.end(), kLabelPair), end; it != end; ++it) labels.insert((*it)[1]);
-  }
+  std::set<std::string> labels = {"job", "instance"};
+  for (const auto& [name, family] : daemon_metric_families()) labels.insert(family.labels.begin(), family.labels.end());
   return labels;
 }
 
 std::vector<std::string> check_promql_names(const std::string& expr) {
-  static const auto families = daemon_metric_families();
+  const auto& families = daemon_metric_families();
   static const auto labels = daemon_label_names();
   static const std::regex kMetric(R"(hbingest_[a-z0-9_]+)");
   static const std::regex kGrouping(R"re(\b(by|without)\s*\(([^)]*)\))re");
   static const std::regex kLabel(R"([a-zA-Z_][a-zA-Z0-9_]*)");
-  static const std::regex kSelector(R"(\{([^{}]*)\})");
+  static const std::regex kSelector(R"(([a-zA-Z_:][a-zA-Z0-9_:]*)?\{([^{}]*)\})");
   static const std::regex kMatcher(R"re(([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*")re");
   std::vector<std::string> problems;
   for (std::sregex_iterator it(expr.begin(), expr.end(), kMetric), end; it != end; ++it) {
     const std::string name = it->str();
-    if (families.contains(name)) continue;
-    bool histogram_series = false;
-    for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
-      if (name.ends_with(suffix)) {
-        const auto base = families.find(name.substr(0, name.size() - suffix.size()));
-        histogram_series = histogram_series || (base != families.end() && base->second == MetricType::histogram);
-      }
-    }
-    if (!histogram_series) problems.push_back("metric '" + name + "' is not registered by the daemon");
+    if (family_of(name, families).empty()) problems.push_back("metric '" + name + "' is not exported by the daemon");
   }
   for (std::sregex_iterator it(expr.begin(), expr.end(), kGrouping), end; it != end; ++it) {
     const std::string list = (*it)[2];
@@ -155,11 +165,22 @@ std::vector<std::string> check_promql_names(const std::string& expr) {
     }
   }
   for (std::sregex_iterator it(expr.begin(), expr.end(), kSelector), end; it != end; ++it) {
-    const std::string matchers = (*it)[1];
+    // A selector on one of our series may only match that family's labels (and job, instance).
+    const std::string series = (*it)[1];
+    const std::string family = series.starts_with("hbingest_") ? family_of(series, families) : std::string();
+    std::set<std::string> allowed = labels;
+    if (!family.empty()) {
+      allowed = families.at(family).labels;
+      allowed.insert({"job", "instance"});
+      if (family != series) allowed.erase("le");  // only the _bucket series carries le
+      if (series.ends_with("_bucket")) allowed.insert("le");
+    }
+    const std::string matchers = (*it)[2];
     for (std::sregex_iterator m(matchers.begin(), matchers.end(), kMatcher), none; m != none; ++m) {
       const std::string label = (*m)[1];
-      if (label != "__name__" && !labels.contains(label)) {
-        problems.push_back("label '" + label + "' is never set by the daemon");
+      if (label != "__name__" && !allowed.contains(label)) {
+        problems.push_back("label '" + label + "' is not set on " + (family.empty() ? "any series" : series) +
+                           " by the daemon");
       }
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the deploy/ artefact tests: repository paths, running a tool and capturing its
-// output, temporary directories, and the metric families the daemon's sources register.
+// output, temporary directories, and the metric families the built daemon exports.
 // Not thread-safe (tests run one per process under ctest).
 
 #include <filesystem>
@@ -43,18 +43,29 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-enum class MetricType { counter, gauge, histogram };
+enum class MetricType { counter, gauge, histogram, other };
 
-// Every `<type>_family("hbingest_...")` registration in the daemon's and connectors' sources.
-std::map<std::string, MetricType> daemon_metric_families();
+// One family of the daemon's exposition: its type and the label names its samples carry (for a
+// histogram the `le` of its _bucket series included).
+struct MetricFamilyInfo {
+  MetricType type = MetricType::other;
+  std::set<std::string> labels;
+};
 
-// Label names the daemon's sources attach to metric children ({"name", value} pairs), plus the
-// labels Prometheus adds (job, instance) and histograms carry (le).
+// `hbingest metrics-catalog`'s output: the exposition of every family the daemon registers, from
+// the built binary (run once per test process). Throws when the command fails.
+const std::string& metrics_catalog_text();
+
+// The families in that exposition, parsed from its # TYPE lines and samples.
+const std::map<std::string, MetricFamilyInfo>& daemon_metric_families();
+
+// Label names the daemon's families carry, plus the labels Prometheus adds (job, instance).
 std::set<std::string> daemon_label_names();
 
 // The problems with one PromQL expression: hbingest_* names the daemon does not export (with the
-// _bucket/_sum/_count suffixes allowed on histograms only), and `by (...)`/`without (...)` labels it
-// never sets. Empty when the expression is fine.
+// _bucket/_sum/_count suffixes allowed on histograms only), matchers in `name{...}` on labels that
+// family does not carry, and `by (...)`/`without (...)` labels no family carries. Empty when the
+// expression is fine.
 std::vector<std::string> check_promql_names(const std::string& expr);
 
 }  // namespace hbingest::deploy_test

@@ -62,6 +62,10 @@ TEST(PrometheusRules, NameCheckRejectsUnknownMetricsAndLabels) {
   EXPECT_FALSE(check_promql_names("rate(hbingest_events_consumed_total_bucket[5m])").empty()) << "a counter has no buckets";
   EXPECT_FALSE(check_promql_names("sum by (shard) (hbingest_consumer_lag)").empty());
   EXPECT_FALSE(check_promql_names("hbingest_dead_letters_total{result=\"failed\"}").empty());
+  // Matchers are checked against the family's own labels: endpoint exists, but not on the lag.
+  EXPECT_TRUE(check_promql_names("hbingest_kafka_commit_failures_total{mode=\"async\", job=\"hbingest\"}").empty());
+  EXPECT_FALSE(check_promql_names("hbingest_consumer_lag{endpoint=\"h:9090\"}").empty());
+  EXPECT_FALSE(check_promql_names("hbingest_write_latency_seconds_count{le=\"1\"}").empty()) << "only _bucket has le";
 }
 
 }  // namespace

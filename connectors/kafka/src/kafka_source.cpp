@@ -334,6 +334,9 @@ class KafkaSource::Impl {
 
   void record_async_commit_failure(rd_kafka_resp_err_t err, const rd_kafka_topic_partition_list_t* offsets) {
     ++failed_async_commits_;
+    if (options_.on_async_commit_failure) {
+      guard_.guarded("on_async_commit_failure", [&] { options_.on_async_commit_failure(); });
+    }
     std::vector<PartitionOffset> what;
     if (offsets != nullptr) {
       for (int i = 0; i < offsets->cnt; ++i) {

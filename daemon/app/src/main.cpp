@@ -26,6 +26,7 @@ constexpr Subcommand kSubcommands[] = {
     {"check-config", hbingest::app::check_config_command, "validate a config file"},
     {"bootstrap", hbingest::app::bootstrap_command, "create the HBase table(s), pre-split, with TTL"},
     {"gen", hbingest::app::gen_command, "produce sample login/order events to Kafka"},
+    {"metrics-catalog", hbingest::app::metrics_catalog_command, "print every metric the daemon exports (no stack)"},
 };
 
 void print_usage(std::FILE* out) {
@@ -34,7 +35,7 @@ void print_usage(std::FILE* out) {
                "usage: hbingest <command> [options]   (hbingest <command> --help for its options)\n\ncommands:\n",
                hbingest::app::kVersion);
   for (const auto& cmd : kSubcommands) {
-    std::fprintf(out, "  %-14.*s %.*s\n", static_cast<int>(cmd.name.size()), cmd.name.data(),
+    std::fprintf(out, "  %-16.*s %.*s\n", static_cast<int>(cmd.name.size()), cmd.name.data(),
                  static_cast<int>(cmd.summary.size()), cmd.summary.data());
   }
 }

@@ -4,36 +4,11 @@
 
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/app/wiring.h"
+#include "query_metrics.h"
 
 namespace hbingest::app {
 
 namespace {
-
-class QueryMetrics final : public query::QueryObserver {
- public:
-  explicit QueryMetrics(metrics::Registry& registry)
-      : queries_(registry.counter_family("hbingest_queries_total", "Queries by outcome (ok, timeout, hbase_error, error).")),
-        latency_(registry.histogram_family("hbingest_query_latency_seconds", "Query latency.",
-                                           {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}).add({})),
-        rows_(registry.histogram_family("hbingest_query_rows", "Rows returned per query.",
-                                        {0, 1, 10, 100, 1000, 10000, 100000}).add({})),
-        open_scanners_(registry.gauge_family("hbingest_query_open_scanners", "HBase scanners open for queries.").add({})) {}
-
-  void on_query(query::QueryOutcome outcome, std::chrono::microseconds latency, std::size_t rows) noexcept override {
-    static constexpr const char* kNames[] = {"ok", "timeout", "hbase_error", "error"};
-    queries_.add({{"outcome", kNames[static_cast<int>(outcome)]}}).increment();
-    latency_.observe(std::chrono::duration<double>(latency).count());
-    rows_.observe(static_cast<double>(rows));
-  }
-  void on_scanner_open() noexcept override { open_scanners_.increment(); }
-  void on_scanner_close() noexcept override { open_scanners_.decrement(); }
-
- private:
-  metrics::Family<metrics::Counter>& queries_;
-  metrics::Histogram& latency_;
-  metrics::Histogram& rows_;
-  metrics::Gauge& open_scanners_;
-};
 
 query::EngineOptions engine_options(const config::QueryConfig& query) {
   query::EngineOptions options;
@@ -57,7 +32,7 @@ server::HttpServerOptions http_server_options(const config::HttpConfig& http) {
 }
 
 struct QueryService::Impl {
-  Impl(const config::Config& config, const ingest::Router& router_ref, metrics::Registry* registry)
+  Impl(const config::Config& config, const ingest::Router& router_ref, prometheus::Registry* registry)
       : router(router_ref),
         family(config.decode.family),
         qualifiers(known_qualifiers(config.decode)),
@@ -89,7 +64,7 @@ struct QueryService::Impl {
   server::EventsHandler handler;
 };
 
-QueryService::QueryService(const config::Config& config, const ingest::Router& router, metrics::Registry* registry)
+QueryService::QueryService(const config::Config& config, const ingest::Router& router, prometheus::Registry* registry)
     : impl_(std::make_unique<Impl>(config, router, registry)) {}
 QueryService::~QueryService() = default;
 

@@ -1,25 +1,51 @@
 #include "hbingest/server/service_endpoints.h"
 
-#include <nlohmann/json.hpp>
+#include <prometheus/gauge.h>
+#include <prometheus/text_serializer.h>
 
+#include <nlohmann/json.hpp>
 
 namespace hbingest::server {
 
-void register_build_info(metrics::Registry& registry, std::string_view version) {
-  registry.gauge_family("hbingest_build_info", "Build information; always 1.").add({{"version", std::string(version)}}).set(1);
+void register_build_info(prometheus::Registry& registry, std::string_view version) {
+  prometheus::BuildGauge()
+      .Name("hbingest_build_info")
+      .Help("Build information; always 1.")
+      .Register(registry)
+      .Add({{"version", std::string(version)}})
+      .Set(1);
 }
 
-void register_readiness_gauge(metrics::Registry& registry, std::function<Readiness()> readiness) {
-  registry.gauge_family("hbingest_ready", "1 when /readyz answers ready, else 0.")
-      .add_callback({}, [readiness = std::move(readiness)] { return readiness().ready ? 1.0 : 0.0; });
+ReadinessGauge::ReadinessGauge(std::function<Readiness()> readiness) : readiness_(std::move(readiness)) {}
+
+std::vector<prometheus::MetricFamily> ReadinessGauge::Collect() const {
+  prometheus::ClientMetric metric;
+  metric.gauge.value = readiness_().ready ? 1.0 : 0.0;
+  prometheus::MetricFamily family;
+  family.name = "hbingest_ready";
+  family.help = "1 when /readyz answers ready, else 0.";
+  family.type = prometheus::MetricType::Gauge;
+  family.metric.push_back(std::move(metric));
+  return {std::move(family)};
 }
 
-void mount_service_endpoints(HttpServer& server, const metrics::Registry& registry,
+std::string metrics_text(const prometheus::Registry& registry, const ScrapeTimeMetrics& scrape_time) {
+  std::vector<prometheus::MetricFamily> families = registry.Collect();
+  for (const auto& weak : scrape_time) {
+    const auto collectable = weak.lock();  // held while it collects: see ReadinessGauge
+    if (!collectable) continue;
+    auto more = collectable->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return prometheus::TextSerializer{}.Serialize(families);
+}
+
+void mount_service_endpoints(HttpServer& server, const prometheus::Registry& registry, ScrapeTimeMetrics scrape_time,
                              std::function<Readiness()> readiness) {
-  server.get("/metrics", [&registry](const HttpRequest&) {
+  server.get("/metrics", [&registry, scrape_time = std::move(scrape_time)](const HttpRequest&) {
     HttpResponse response;
-    response.content_type = metrics::Registry::kContentType;
-    response.body = registry.serialize();
+    response.content_type = kMetricsContentType;
+    response.body = metrics_text(registry, scrape_time);
     return response;
   });
   server.get("/healthz", [](const HttpRequest&) { return HttpResponse{200, "application/json", R"({"status":"ok"})", {}}; });

@@ -1,6 +1,8 @@
 #include "hbingest/connectors/kafka_source.h"
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <memory>
 #include <stdexcept>
@@ -195,6 +197,36 @@ TEST(KafkaSourceOnMockCluster, UnregisteredListenerIsNotCalledOnRebalanceOrClose
   EXPECT_EQ(first.assignment().size(), 1u);
   first.close();  // would revoke through the listener if one were registered
   EXPECT_THROW(first.poll(1, 0ms), std::logic_error);
+}
+
+TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 1);
+  int failures = 0;
+  KafkaSourceOptions options;
+  options.bootstrap_servers = cluster.bootstrap_servers();
+  options.group_id = "hbingest-unit-async-commit";
+  options.topics = {"events"};
+  options.close_timeout = 5s;
+  options.on_async_commit_failure = [&failures] { ++failures; };
+  KafkaSource source(options);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (source.assignment().empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  ASSERT_FALSE(source.assignment().empty()) << "no assignment from the mock cluster";
+
+  // The coordinator refuses the next OffsetCommit (Kafka protocol ApiKey 8) for good.
+  constexpr std::int16_t kOffsetCommitApiKey = 8;
+  rd_kafka_mock_push_request_errors(cluster.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  source.commit({{{"events", 0}, 1}}, false);
+  while (failures == 0 && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  EXPECT_EQ(failures, 1);
+  EXPECT_EQ(source.failed_async_commits(), 1u);
+
+  // The next one goes through and is not counted.
+  source.commit({{{"events", 0}, 1}}, false);
+  source.commit({{{"events", 0}, 1}}, true);
+  EXPECT_EQ(failures, 1);
+  source.close();
 }
 
 }  // namespace

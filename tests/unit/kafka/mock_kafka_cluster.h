@@ -38,6 +38,8 @@ class MockKafkaCluster {
   }
 
   std::string bootstrap_servers() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  // For rd_kafka_mock_* calls a test makes itself (injected request errors, ...).
+  rd_kafka_mock_cluster_t* get() const noexcept { return cluster_; }
 
   void create_topic(const std::string& topic, int partitions) {
     check(rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, 1), "create topic " + topic);

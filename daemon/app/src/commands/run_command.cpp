@@ -1,6 +1,8 @@
 // hbingest run --config FILE [--progress]: the ingest daemon.
 
 #include <CLI/CLI.hpp>
+#include <prometheus/registry.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -112,7 +114,9 @@ int run_command(const Args& args) {
     spdlog::info("log level reloaded: {}", reloaded.logging.level);
   });
 
-  metrics::Registry registry;
+  // The process's one registry: every family below registers here and /metrics serves it. Declared
+  // before everything that keeps references into it, so it is destroyed after them.
+  prometheus::Registry registry;
   server::register_build_info(registry, kVersion);
   const ingest::Router router = make_router(config);
   {
@@ -133,6 +137,7 @@ int run_command(const Args& args) {
   source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
     pipeline_metrics.on_kafka_statistics(json);
   };
+  source_options.on_async_commit_failure = [&pipeline_metrics] { pipeline_metrics.on_async_commit_failure(); };
   connectors::KafkaSource source(std::move(source_options));
   connectors::KafkaDeadLetterProducer dead_letters(dead_letter_options(config));
 
@@ -146,8 +151,11 @@ int run_command(const Args& args) {
   ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, router, pipeline_metrics,
                             ingest::wall_clock_ms);
 
-  // Declared after the pipeline and its parts: destroyed first, so no handler outlives them.
+  // Declared after the pipeline and its parts: destroyed first, so no handler outlives them. The
+  // readiness gauge reads the pipeline; the server (declared last, stopped first) is the only one
+  // that scrapes it.
   std::unique_ptr<QueryService> queries;
+  std::shared_ptr<server::ReadinessGauge> ready_gauge;
   std::unique_ptr<server::HttpServer> server;
   if (config.http.enabled) {
     queries = std::make_unique<QueryService>(config, router, &registry);
@@ -157,8 +165,8 @@ int run_command(const Args& args) {
       auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers);
       return server::Readiness{reasons.empty(), std::move(reasons)};
     };
-    server::register_readiness_gauge(registry, readiness);
-    server::mount_service_endpoints(*server, registry, readiness);
+    ready_gauge = std::make_shared<server::ReadinessGauge>(readiness);
+    server::mount_service_endpoints(*server, registry, {ready_gauge}, readiness);
     server->start();
     spdlog::info("HTTP on {}:{} (/v1/events, /metrics, /healthz, /readyz)", server->host(), server->port());
   }

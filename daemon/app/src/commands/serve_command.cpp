@@ -1,7 +1,9 @@
 // hbingest serve --config FILE: a read-only query server (/v1/events, /metrics, /healthz, /readyz)
 // with no consumer, for scaling reads apart from ingest.
 
+#include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
+
 #include <thread>
 
 #include "hbingest/config/loader.h"
@@ -32,14 +34,14 @@ int serve_command(const Args& args) {
   setup_logging(config.logging);
   SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); });
 
-  metrics::Registry registry;
+  prometheus::Registry registry;  // outlives the query service and the server, which refer to it
   server::register_build_info(registry, kVersion);
   const ingest::Router router = make_router(config);
   QueryService queries(config, router, &registry);
   // Declared last: stopped (its handler threads joined) before the query service goes.
   server::HttpServer server(http_server_options(config.http));
   queries.mount(server);
-  server::mount_service_endpoints(server, registry, [] { return server::Readiness{}; });
+  server::mount_service_endpoints(server, registry, {}, [] { return server::Readiness{}; });
   server.start();
   spdlog::info("hbingest serve: listening on {}:{} (read-only)", server.host(), server.port());
 

@@ -26,6 +26,11 @@ struct KafkaSourceOptions {
   // from inside poll(), on the polling thread.
   int statistics_interval_ms = 0;
   std::function<void(const std::string& stats_json)> on_statistics;
+  // Called once per asynchronous commit that failed (refused by librdkafka at once, or answered
+  // with an error by the group coordinator; each is also logged, rate-limited), on the thread
+  // that polls or commits, so that the owner can count it (connectors export no metrics).
+  // Synchronous commits throw instead. Guarded like on_statistics.
+  std::function<void()> on_async_commit_failure;
   // Upper bound on a synchronous commit (librdkafka's own would wait forever without a coordinator).
   std::chrono::milliseconds sync_commit_timeout{30000};
   // Upper bound on close(): past it the consumer leaves without a clean group exit (the group

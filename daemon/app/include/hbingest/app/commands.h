@@ -16,5 +16,6 @@ int key_command(const Args& args);           // hbingest key build|explain|plan 
 int check_config_command(const Args& args);  // hbingest check-config FILE [--print-effective]
 int bootstrap_command(const Args& args);     // hbingest bootstrap --config FILE
 int gen_command(const Args& args);           // hbingest gen --brokers B --topic T --rate R --count N
+int metrics_catalog_command(const Args& args);  // hbingest metrics-catalog (every metric family, no stack)
 
 }  // namespace hbingest::app

@@ -10,9 +10,12 @@
 #include "hbingest/config/config.h"
 #include "hbingest/ingest/router.h"
 #include "hbingest/server/http_server.h"
-#include "hbingest/metrics/registry.h"
 #include "hbingest/server/events_handler.h"
 #include "hbingest/query/query_engine.h"
+
+namespace prometheus {
+class Registry;
+}
 
 namespace hbingest::app {
 
@@ -22,8 +25,9 @@ server::HttpServerOptions http_server_options(const config::HttpConfig& http);
 
 class QueryService {
  public:
-  // `registry` may be null (CLI): then no query metrics are recorded.
-  QueryService(const config::Config& config, const ingest::Router& router, metrics::Registry* registry);
+  // `registry` may be null (CLI): then no query metrics are recorded. Otherwise it must outlive
+  // this service.
+  QueryService(const config::Config& config, const ingest::Router& router, prometheus::Registry* registry);
   ~QueryService();
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;

@@ -1,10 +1,19 @@
 #pragma once
-// The pipeline's Prometheus metrics: a PipelineObserver that records into a metrics::Registry,
-// plus consumer lag and committed offsets from librdkafka's statistics JSON.
+// The pipeline's Prometheus metrics: a PipelineObserver that registers its families in a
+// prometheus::Registry and records into them, plus consumer lag from librdkafka's statistics JSON
+// and the consumer's failed asynchronous commits.
 //
+// Ownership: the registry owns the families; it must outlive this object (which keeps references
+// to them) and nothing else may Remove() them.
 // Thread safety: writer-thread callbacks (on_batch_written, on_write_retry, on_rows_rejected) may
 // run concurrently; the others run on the pipeline thread only, which lets them cache labelled
-// children without a lock.
+// children without a lock. Scrapes (Registry::Collect) may run concurrently with all of them.
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
 #include <atomic>
 #include <functional>
@@ -13,13 +22,14 @@
 #include <utility>
 
 #include "hbingest/ingest/pipeline_observer.h"
-#include "hbingest/metrics/registry.h"
 
 namespace hbingest::ingest {
 
 class PipelineMetrics final : public PipelineObserver {
  public:
-  PipelineMetrics(metrics::Registry& registry, std::function<std::int64_t()> now_ms);
+  // Registers every pipeline family. Throws std::invalid_argument when a name is already taken
+  // with another type (prometheus-cpp's rule).
+  PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms);
 
   void on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) override;
   void on_invalid(std::string_view reason) override;
@@ -39,39 +49,49 @@ class PipelineMetrics final : public PipelineObserver {
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);
 
+  // One asynchronous offset commit failed (KafkaSourceOptions::on_async_commit_failure). Any thread.
+  void on_async_commit_failure();
+
   // Totals for the progress line and systemd STATUS.
-  double rows_written() const { return rows_written_total_.value(); }
+  double rows_written() const { return rows_written_total_.Value(); }
   // Sum of consumer lag over assigned partitions, from the last statistics report (-1: none yet).
   std::int64_t total_lag() const { return total_lag_.load(); }
 
  private:
+  using PartitionKey = std::pair<std::string, std::string>;  // topic, partition number as text
+
   std::function<std::int64_t()> now_ms_;
 
-  metrics::Family<metrics::Counter>& consumed_;
-  metrics::Family<metrics::Counter>& consumed_bytes_;
-  metrics::Family<metrics::Counter>& invalid_;
-  metrics::Family<metrics::Counter>& dead_letters_;
-  metrics::Counter& expired_;
-  metrics::Family<metrics::Counter>& rows_written_;
-  metrics::Counter& rows_written_total_;
-  metrics::Counter& batches_;
-  metrics::Histogram& batch_rows_;
-  metrics::Histogram& batch_bytes_;
-  metrics::Histogram& write_latency_;
-  metrics::Histogram& end_to_end_latency_;
-  metrics::Family<metrics::Counter>& retries_;
-  metrics::Counter& rows_rejected_;
-  metrics::Gauge& inflight_rows_;
-  metrics::Gauge& inflight_bytes_;
-  metrics::Gauge& paused_partitions_;
-  metrics::Family<metrics::Gauge>& committed_offset_;
-  metrics::Counter& commit_failures_;
-  metrics::Family<metrics::Gauge>& consumer_lag_;
-  metrics::Family<metrics::Counter>& salt_bucket_writes_;
+  prometheus::Family<prometheus::Counter>& consumed_;
+  prometheus::Family<prometheus::Counter>& consumed_bytes_;
+  prometheus::Family<prometheus::Counter>& invalid_;
+  prometheus::Family<prometheus::Counter>& dead_letters_;
+  prometheus::Counter& expired_;
+  prometheus::Family<prometheus::Counter>& rows_written_;
+  prometheus::Counter& rows_written_total_;
+  prometheus::Counter& batches_;
+  prometheus::Histogram& batch_rows_;
+  prometheus::Histogram& batch_bytes_;
+  prometheus::Histogram& write_latency_;
+  prometheus::Histogram& end_to_end_latency_;
+  prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Counter& rows_rejected_;
+  prometheus::Gauge& inflight_rows_;
+  prometheus::Gauge& inflight_bytes_;
+  prometheus::Gauge& paused_partitions_;
+  prometheus::Family<prometheus::Gauge>& committed_offset_;
+  prometheus::Counter& commit_failures_;
+  prometheus::Counter& async_commit_failures_;
+  prometheus::Family<prometheus::Gauge>& consumer_lag_;
+  prometheus::Family<prometheus::Counter>& salt_bucket_writes_;
 
-  // Pipeline-thread caches of labelled children (family lookups take a lock).
-  std::map<std::pair<std::string, std::string>, std::pair<metrics::Counter*, metrics::Counter*>, std::less<>> consumed_cache_;
-  std::map<int, metrics::Counter*> bucket_cache_;
+  // Pipeline-thread caches of labelled children (Family::Add takes the family's lock). The
+  // per-partition ones also say which children to Remove() when a partition is revoked.
+  std::map<std::pair<std::string, std::string>, std::pair<prometheus::Counter*, prometheus::Counter*>, std::less<>>
+      consumed_cache_;
+  std::map<int, prometheus::Counter*> bucket_cache_;
+  std::map<PartitionKey, prometheus::Gauge*> committed_offset_cache_;
+  std::map<PartitionKey, prometheus::Gauge*> consumer_lag_cache_;
   std::atomic<std::int64_t> total_lag_{-1};
 };
 

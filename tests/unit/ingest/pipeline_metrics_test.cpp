@@ -1,0 +1,93 @@
+// PipelineMetrics over a real prometheus::Registry: what the hooks record, and that a revoked
+// partition's series go away.
+
+#include "hbingest/ingest/pipeline_metrics.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <string>
+
+namespace hbingest::ingest {
+namespace {
+
+std::string exposition(const prometheus::Registry& registry) {
+  return prometheus::TextSerializer{}.Serialize(registry.Collect());
+}
+
+bool has(const std::string& text, const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; }
+
+TEST(PipelineMetrics, RecordsIntoTheRegistry) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(registry, [] { return std::int64_t{10'000}; });
+  metrics.on_consumed("events", "login", 100);
+  metrics.on_consumed("events", "login", 50);
+  metrics.on_consumed("events", "", 1);
+  metrics.on_row_queued(3, 0);
+  metrics.on_row_queued(3, 0);
+  metrics.on_batch_written("h:9090", 7, 700, std::chrono::milliseconds(3), 9'000);
+  metrics.on_commit_failure();
+  const std::string text = exposition(registry);
+  // Created at 0 so that the first failure shows in increase().
+  EXPECT_TRUE(has(text, R"(hbingest_kafka_commit_failures_total{mode="async"} 0)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="login",topic="events"} 2)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="unknown",topic="events"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="events"} 151)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_salt_bucket_rows_total{bucket="3"} 2)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_rows_written_total{endpoint="h:9090"} 7)")) << text;
+  EXPECT_TRUE(has(text, "hbingest_rows_written_all_total 7")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_batch_rows_bucket{le="10"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_batch_rows_bucket{le="1"} 0)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_end_to_end_latency_seconds_bucket{le="1"} 1)")) << text;  // 1 s old
+  EXPECT_TRUE(has(text, R"(hbingest_end_to_end_latency_seconds_bucket{le="0.5"} 0)")) << text;
+  EXPECT_TRUE(has(text, "hbingest_commit_failures_total 1")) << text;
+  EXPECT_DOUBLE_EQ(metrics.rows_written(), 7);
+  // Families without a child yet are left out, as before.
+  EXPECT_EQ(text.find("hbingest_write_retries_total"), std::string::npos) << text;
+}
+
+TEST(PipelineMetrics, CountsAsynchronousCommitFailuresApartFromSynchronousOnes) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(registry, [] { return std::int64_t{0}; });
+  metrics.on_async_commit_failure();
+  metrics.on_async_commit_failure();
+  const std::string text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_kafka_commit_failures_total{mode="async"} 2)")) << text;
+  EXPECT_TRUE(has(text, "hbingest_commit_failures_total 0")) << text;
+}
+
+TEST(PipelineMetrics, RevokedPartitionsLoseTheirLagAndOffsetSeries) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(registry, [] { return std::int64_t{0}; });
+  EXPECT_EQ(metrics.total_lag(), -1);
+  metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {
+      "0": {"consumer_lag": 5}, "1": {"consumer_lag": 7}, "-1": {"consumer_lag": 100}}}}})");
+  metrics.on_commit("events", 0, 40);
+  metrics.on_commit("events", 1, 41);
+  EXPECT_EQ(metrics.total_lag(), 12);
+  std::string text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_consumer_lag{partition="1",topic="events"} 7)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_committed_offset{partition="1",topic="events"} 41)")) << text;
+  EXPECT_EQ(text.find(R"(partition="-1")"), std::string::npos) << text;
+
+  metrics.on_partitions_revoked({{"events", 1}, {"events", 9}});  // 9 never had series
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_consumer_lag{partition="0",topic="events"} 5)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_committed_offset{partition="0",topic="events"} 40)")) << text;
+  EXPECT_EQ(text.find(R"(partition="1")"), std::string::npos) << text;
+
+  // Assigned again later: the series come back from the next report and commit.
+  metrics.on_commit("events", 1, 50);
+  metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {"1": {"consumer_lag": 2}}}}})");
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_consumer_lag{partition="1",topic="events"} 2)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_committed_offset{partition="1",topic="events"} 50)")) << text;
+
+  metrics.on_partitions_revoked({{"events", 0}, {"events", 1}});
+  text = exposition(registry);
+  EXPECT_EQ(text.find("hbingest_consumer_lag"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hbingest_committed_offset"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace hbingest::ingest
