@@ -25,12 +25,14 @@ using namespace hbingest;
 using Clock = std::chrono::steady_clock;
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // The standalone region server stalls on memstore flushes under a bulk load; like the daemon's
 // writers, wait and try again instead of giving up.
-void write_with_retry(connectors::RowSink& sink, const std::string& table, std::span<const connectors::RowMutation> rows) {
+void write_with_retry(connectors::RowSink& sink, const std::string& table,
+                      std::span<const connectors::RowMutation> rows) {
   constexpr int kAttempts = 20;
   for (int attempt = 1;; ++attempt) {
     try {
@@ -64,8 +66,13 @@ double load(const connectors::Thrift2Options& thrift2, const std::string& table,
         keyspec::MapEventFields event({{"event_id", type}, {"ts", ts}, {"user_id", user}});
         const keyspec::KafkaMeta meta{"bench", static_cast<std::int32_t>(i % 4), static_cast<std::int64_t>(i / 4), ts};
         if (auto error = spec.encode(event, meta, key)) throw std::runtime_error(error->message());
-        batch.push_back({key, {{"d", "event_id", type}, {"d", "ts", std::to_string(ts)}, {"d", "user_id", user},
-                               {"d", "ip", "10.1.2.3"}}, ts, std::nullopt});
+        batch.push_back({key,
+                         {{"d", "event_id", type},
+                          {"d", "ts", std::to_string(ts)},
+                          {"d", "user_id", user},
+                          {"d", "ip", "10.1.2.3"}},
+                         ts,
+                         std::nullopt});
         if (batch.size() == kBatch) {
           write_with_retry(*sink, table, batch);
           batch.clear();
@@ -94,7 +101,9 @@ Timing time_query(query::QueryEngine& engine, const query::Query& q, bool serial
     samples.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
   }
   std::sort(samples.begin(), samples.end());
-  const auto at = [&](double q_) { return samples[std::min(samples.size() - 1, static_cast<std::size_t>(q_ * static_cast<double>(samples.size())))]; };
+  const auto at = [&](double q_) {
+    return samples[std::min(samples.size() - 1, static_cast<std::size_t>(q_ * static_cast<double>(samples.size())))];
+  };
   return {at(0.50), at(0.99), rows};
 }
 
@@ -125,7 +134,8 @@ int main(int argc, char** argv) {
   const std::int64_t window_ms = static_cast<std::int64_t>(minutes) * 60'000;
   const std::int64_t window_start = now_ms() - window_ms;
 
-  std::printf("| buckets | range | limit | rows returned | parallel p50 / p99 ms | serial p50 / p99 ms | speedup (p50) |\n");
+  std::printf(
+      "| buckets | range | limit | rows returned | parallel p50 / p99 ms | serial p50 / p99 ms | speedup (p50) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const int buckets : bucket_counts) {
     auto spec = std::make_shared<const keyspec::KeySpec>(

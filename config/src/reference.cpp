@@ -31,8 +31,8 @@ void table(std::string& out, const std::string& prefix, const detail::Options<S>
     if (!option.required && option.write) {
       if (const auto value = option.write(defaults)) default_text = "`" + one_line(*value) + "`";
     }
-    out += "| `" + prefix + option.key + "` | " + option.type + " | " + cell(default_text) + " | " + cell(option.bounds) +
-           " | " + cell(option.description) + " |\n";
+    out += "| `" + prefix + option.key + "` | " + option.type + " | " + cell(default_text) + " | " +
+           cell(option.bounds) + " | " + cell(option.description) + " |\n";
   }
   out += '\n';
 }
@@ -53,8 +53,9 @@ std::string configuration_reference_markdown() {
   section(out, "hbase", detail::hbase_options());
   section(out, "writer", detail::writer_options());
   section(out, "decode", detail::decode_options());
-  out += "### `routes` and `default_route`\n\n"
-         "`routes` is a list; each entry (and `default_route`, which has no `event_types`) takes:\n\n";
+  out +=
+      "### `routes` and `default_route`\n\n"
+      "`routes` is a list; each entry (and `default_route`, which has no `event_types`) takes:\n\n";
   table(out, "", detail::route_options());
   section(out, "table", detail::table_options());
   section(out, "dlq", detail::dlq_options());

@@ -18,8 +18,9 @@ void check_kafka(const Config& c, Reader& r) {
   for (const auto& [name, value] : c.kafka.properties) {
     const std::string path = "kafka.properties." + name;
     if (name == "enable.auto.commit" || name == "enable.auto.offset.store") {
-      r.problem_at(path, "hbingest manages commits itself (offsets are committed only after HBase acknowledged "
-                         "the rows); remove this property");
+      r.problem_at(path,
+                   "hbingest manages commits itself (offsets are committed only after HBase acknowledged "
+                   "the rows); remove this property");
     } else if (name == "group.id") {
       r.problem_at(path, "set kafka.group_id instead");
     } else if (name == "bootstrap.servers" || name == "metadata.broker.list") {
@@ -46,7 +47,8 @@ void check_endpoints(const Config& c, Reader& r) {
     }
   }
   const std::string& ns = c.hbase.ns;
-  if (!std::all_of(ns.begin(), ns.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {
+  if (!std::all_of(ns.begin(), ns.end(),
+                   [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {
     r.problem_at("hbase.namespace", "'" + ns + "' may only hold letters, digits and '_'");
   }
   if (c.http.enabled) {
@@ -57,7 +59,8 @@ void check_endpoints(const Config& c, Reader& r) {
     }
   }
   int token_sources = 0;
-  for (const char* key : {"http.bearer_token", "http.token_file", "http.token_env"}) token_sources += r.seen(key) ? 1 : 0;
+  for (const char* key : {"http.bearer_token", "http.token_file", "http.token_env"})
+    token_sources += r.seen(key) ? 1 : 0;
   if (token_sources > 1) {
     r.problem_at("http.bearer_token", "set only one of bearer_token, token_file, token_env");
   }
@@ -72,17 +75,18 @@ void check_writer(const Config& c, Reader& r) {
   }
   if (w.max_inflight_rows < w.batch_max_rows) {
     r.problem_at("writer.max_inflight_rows", "(" + std::to_string(w.max_inflight_rows) +
-                                                 ") is below writer.batch_max_rows (" + std::to_string(w.batch_max_rows) +
-                                                 "); no batch could fill");
+                                                 ") is below writer.batch_max_rows (" +
+                                                 std::to_string(w.batch_max_rows) + "); no batch could fill");
   }
   if (w.max_inflight_rows_per_partition > w.max_inflight_rows) {
-    r.problem_at("writer.max_inflight_rows_per_partition",
-                 "(" + std::to_string(w.max_inflight_rows_per_partition) + ") is above writer.max_inflight_rows (" +
-                     std::to_string(w.max_inflight_rows) + ")");
+    r.problem_at("writer.max_inflight_rows_per_partition", "(" + std::to_string(w.max_inflight_rows_per_partition) +
+                                                               ") is above writer.max_inflight_rows (" +
+                                                               std::to_string(w.max_inflight_rows) + ")");
   }
   if (w.max_inflight_bytes < w.batch_max_bytes) {
     r.problem_at("writer.max_inflight_bytes", "(" + format_size(w.max_inflight_bytes) +
-                                                  ") is below writer.batch_max_bytes (" + format_size(w.batch_max_bytes) + ")");
+                                                  ") is below writer.batch_max_bytes (" +
+                                                  format_size(w.batch_max_bytes) + ")");
   }
   if (c.query.default_limit > c.query.max_limit) {
     r.problem_at("query.default_limit", "(" + std::to_string(c.query.default_limit) + ") is above query.max_limit (" +

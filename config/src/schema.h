@@ -28,12 +28,15 @@ using support::did_you_mean;
 template <class S>
 struct Option {
   Option(std::string key_, std::string type_, std::string bounds_, std::string description_, bool required_ = false)
-      : key(std::move(key_)), type(std::move(type_)), bounds(std::move(bounds_)),
-        description(std::move(description_)), required(required_) {}
+      : key(std::move(key_)),
+        type(std::move(type_)),
+        bounds(std::move(bounds_)),
+        description(std::move(description_)),
+        required(required_) {}
 
   std::string key;
-  std::string type;         // for the reference: "duration", "size", "integer", "string", ...
-  std::string bounds;       // for the reference: "1..256", "one of: a, b"; empty when unbounded
+  std::string type;    // for the reference: "duration", "size", "integer", "string", ...
+  std::string bounds;  // for the reference: "1..256", "one of: a, b"; empty when unbounded
   std::string description;
   bool required = false;
   // Reads the value node into the struct; records problems instead of throwing. `path` is the
@@ -52,8 +55,7 @@ inline constexpr const char* kRedacted = "***";
 // Reads a mapping against its option table: unknown keys (with a suggestion), duplicate keys and
 // missing required keys become problems; every known key is remembered for cross-field messages.
 template <class S>
-void read_mapping(const YAML::Node& node, const std::string& path, const Options<S>& options, S& out,
-                  Reader& reader) {
+void read_mapping(const YAML::Node& node, const std::string& path, const Options<S>& options, S& out, Reader& reader) {
   const auto child_path = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
   if (!node.IsMap()) {
     reader.problem(node.Mark(), path, "expected a mapping, got " + std::string(node_kind(node)));
@@ -130,7 +132,8 @@ Option<S> size(std::string key, std::size_t S::*member, std::size_t min, std::si
     try {
       const std::size_t value = parse_size(*text);
       if (value < min || value > max) {
-        r.problem(node.Mark(), path, "must be between " + format_size(min) + " and " + format_size(max) + ", got " + *text);
+        r.problem(node.Mark(), path,
+                  "must be between " + format_size(min) + " and " + format_size(max) + ", got " + *text);
         return;
       }
       s.*member = value;

@@ -29,7 +29,8 @@ Option<Config> section(std::string key, Member Config::*member, const Options<S>
 
 // The inline `key:` of a route: kept as YAML text for keyspec, with its location for messages.
 Option<RouteConfig> inline_key_option() {
-  Option<RouteConfig> o{"key", "mapping", "", "Inline key spec (see docs/keyspec.md). Exactly one of preset, key_file, key."};
+  Option<RouteConfig> o{"key", "mapping", "",
+                        "Inline key spec (see docs/keyspec.md). Exactly one of preset, key_file, key."};
   o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
     if (!node.IsMap()) {
       r.problem(node.Mark(), path, "expected a key spec mapping, got " + std::string(node_kind(node)));
@@ -46,7 +47,8 @@ Option<RouteConfig> inline_key_option() {
 }
 
 Option<RouteConfig> key_file_option() {
-  Option<RouteConfig> o{"key_file", "path", "", "Key spec YAML file, relative to this config file. Exactly one of preset, key_file, key."};
+  Option<RouteConfig> o{"key_file", "path", "",
+                        "Key spec YAML file, relative to this config file. Exactly one of preset, key_file, key."};
   o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
     const auto text = r.scalar(node, path, "a file path");
     if (!text) return;
@@ -84,8 +86,9 @@ Option<RouteConfig> preset_option() {
 }
 
 Option<RouteConfig> preset_params_option() {
-  Option<RouteConfig> o = string_map("preset_params", &RouteConfig::preset_params,
-                                     "Overrides of the preset's parameters, e.g. {buckets: \"16\", event_field: event_id}.");
+  Option<RouteConfig> o =
+      string_map("preset_params", &RouteConfig::preset_params,
+                 "Overrides of the preset's parameters, e.g. {buckets: \"16\", event_field: event_id}.");
   auto write_map = o.write;
   o.write = [write_map](const RouteConfig& route) -> std::optional<YAML::Node> {
     if (!route.preset) return std::nullopt;
@@ -225,9 +228,11 @@ const std::vector<std::string>& log_level_names() {
 const Options<KafkaConfig>& kafka_options() {
   using K = KafkaConfig;
   static const Options<K> options = {
-      string("bootstrap_servers", &K::bootstrap_servers, "Kafka bootstrap servers, comma-separated host:port.", {}, true),
+      string("bootstrap_servers", &K::bootstrap_servers, "Kafka bootstrap servers, comma-separated host:port.", {},
+             true),
       string("group_id", &K::group_id, "Consumer group; scale out by running more instances with the same group."),
-      string_list("topics", &K::topics, "Topics to consume: literal names, or one \"^regex\" (librdkafka syntax).", true),
+      string_list("topics", &K::topics, "Topics to consume: literal names, or one \"^regex\" (librdkafka syntax).",
+                  true),
       string_map("properties", &K::properties,
                  "librdkafka properties passed verbatim (security.protocol, ssl.*, sasl.*, fetch sizes...). "
                  "enable.auto.commit and enable.auto.offset.store are managed by hbingest and rejected."),
@@ -247,9 +252,9 @@ const Options<HBaseConfig>& hbase_options() {
                   "Thrift2 gateways as host:port; writers spread over them and fail over on errors.", true),
       enumeration("transport", &H::transport,
                   {{"framed", ThriftTransport::framed}, {"buffered", ThriftTransport::buffered}},
-                  "Thrift transport; must match hbase.regionserver.thrift.framed on the server. HBase 2.6 cannot pre-split tables (bootstrap) over framed."),
-      enumeration("protocol", &H::protocol,
-                  {{"binary", ThriftProtocol::binary}, {"compact", ThriftProtocol::compact}},
+                  "Thrift transport; must match hbase.regionserver.thrift.framed on the server. HBase 2.6 cannot "
+                  "pre-split tables (bootstrap) over framed."),
+      enumeration("protocol", &H::protocol, {{"binary", ThriftProtocol::binary}, {"compact", ThriftProtocol::compact}},
                   "Thrift protocol; must match hbase.regionserver.thrift.compact on the server."),
       duration("connect_timeout", &H::connect_timeout, 1ms, 10min, "TCP connect timeout per endpoint."),
       duration("read_timeout", &H::read_timeout, 1ms, 1h, "Socket read timeout for one Thrift call."),
@@ -263,14 +268,17 @@ const Options<WriterConfig>& writer_options() {
   static const Options<W> options = {
       integer("writers", &W::writers, 1, 256, "Writer threads, each with its own Thrift connection."),
       integer("batch_max_rows", &W::batch_max_rows, 1, kMillion, "A batch is sent when it holds this many rows..."),
-      size("batch_max_bytes", &W::batch_max_bytes, 1 * KiB, 1 * GiB, "...or this many bytes (like hbase.client.write.buffer)..."),
+      size("batch_max_bytes", &W::batch_max_bytes, 1 * KiB, 1 * GiB,
+           "...or this many bytes (like hbase.client.write.buffer)..."),
       duration("linger", &W::linger, 0ms, 1min, "...or when its oldest row has waited this long."),
       string("durability", &W::durability, "WAL durability of each put.", durability_names()),
-      duration("retry_initial_backoff", &W::retry_initial_backoff, 1ms, 1min, "First retry delay of a failed batch; doubles per retry."),
+      duration("retry_initial_backoff", &W::retry_initial_backoff, 1ms, 1min,
+               "First retry delay of a failed batch; doubles per retry."),
       duration("retry_max_backoff", &W::retry_max_backoff, 1ms, 1h, "Upper bound of the retry delay."),
       integer("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
               "Rows decoded but not yet acknowledged; consumption pauses above it (backpressure)."),
-      size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB, "Bytes in flight; consumption pauses above it."),
+      size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB,
+           "Bytes in flight; consumption pauses above it."),
       integer("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
               "Rows in flight per Kafka partition; that partition pauses above it."),
   };
@@ -283,10 +291,13 @@ const Options<DecodeConfig>& decode_options() {
       string("event_type_field", &D::event_type_field, "JSON field naming the event type (routes match on it)."),
       string("time_field", &D::time_field, "JSON field holding the event time."),
       enumeration("time_format", &D::time_format,
-                  {{"auto", TimeFormat::auto_detect}, {"epoch_ms", TimeFormat::epoch_ms},
-                   {"epoch_s", TimeFormat::epoch_s}, {"rfc3339", TimeFormat::rfc3339}},
+                  {{"auto", TimeFormat::auto_detect},
+                   {"epoch_ms", TimeFormat::epoch_ms},
+                   {"epoch_s", TimeFormat::epoch_s},
+                   {"rfc3339", TimeFormat::rfc3339}},
                   "How the time field is written; auto tells epoch s/ms by magnitude and accepts RFC 3339 strings."),
-      boolean("kafka_time_fallback", &D::kafka_time_fallback, "Use the Kafka message timestamp when the time field is missing."),
+      boolean("kafka_time_fallback", &D::kafka_time_fallback,
+              "Use the Kafka message timestamp when the time field is missing."),
       enumeration("columns", &D::columns,
                   {{"fields", ColumnsMode::fields}, {"raw", ColumnsMode::raw}, {"both", ColumnsMode::both}},
                   "fields: one cell per top-level JSON field; raw: the whole event in one cell; both."),
@@ -294,7 +305,8 @@ const Options<DecodeConfig>& decode_options() {
       string("raw_qualifier", &D::raw_qualifier, "Qualifier of the raw-event cell (columns raw/both)."),
       boolean("write_null_fields", &D::write_null_fields, "Write an empty cell for a JSON null (else skip the field)."),
       size("max_event_bytes", &D::max_event_bytes, 1, 64 * MiB, "Larger messages are invalid (see dlq.on_invalid)."),
-      optional_string("ttl_field", &D::ttl_field, "JSON field with a per-event TTL in ms; may shorten table.ttl, never lengthen it."),
+      optional_string("ttl_field", &D::ttl_field,
+                      "JSON field with a per-event TTL in ms; may shorten table.ttl, never lengthen it."),
       enumeration("cell_timestamp", &D::cell_timestamp,
                   {{"event_time", CellTimestamp::event_time}, {"ingest_time", CellTimestamp::ingest_time}},
                   "HBase cell timestamp; TTL expiry counts from it."),
@@ -305,12 +317,9 @@ const Options<DecodeConfig>& decode_options() {
 const Options<RouteConfig>& route_options() {
   using R = RouteConfig;
   static const Options<R> options = {
-      event_types_option(),
-      string("table", &R::table, "Target table, without namespace.", {}, true),
-      preset_option(),
-      preset_params_option(),
-      key_file_option(),
-      inline_key_option(),
+      event_types_option(), string("table", &R::table, "Target table, without namespace.", {}, true),
+      preset_option(),      preset_params_option(),
+      key_file_option(),    inline_key_option(),
   };
   return options;
 }
@@ -332,11 +341,13 @@ const Options<DlqConfig>& dlq_options() {
   using Q = DlqConfig;
   static const Options<Q> options = {
       string("topic", &Q::topic, "Dead-letter topic for invalid or unroutable events (with the reason in headers)."),
-      enumeration("on_invalid", &Q::on_invalid, {{"dlq", OnInvalid::dlq}, {"skip", OnInvalid::skip}, {"fail", OnInvalid::fail}},
+      enumeration("on_invalid", &Q::on_invalid,
+                  {{"dlq", OnInvalid::dlq}, {"skip", OnInvalid::skip}, {"fail", OnInvalid::fail}},
                   "Undecodable event or key: send to the DLQ, skip it (counted), or stop the daemon."),
-      enumeration("unknown_type", &Q::unknown_type,
-                  {{"dlq", UnknownType::dlq}, {"default_route", UnknownType::default_route}, {"skip", UnknownType::skip}},
-                  "Event type no route names: DLQ, default_route, or skip (counted)."),
+      enumeration(
+          "unknown_type", &Q::unknown_type,
+          {{"dlq", UnknownType::dlq}, {"default_route", UnknownType::default_route}, {"skip", UnknownType::skip}},
+          "Event type no route names: DLQ, default_route, or skip (counted)."),
       string_map("properties", &Q::properties, "Extra librdkafka producer properties for the DLQ producer."),
   };
   return options;
@@ -358,7 +369,8 @@ const Options<HttpConfig>& http_options() {
 const Options<QueryConfig>& query_options() {
   using Q = QueryConfig;
   static const Options<Q> options = {
-      integer("concurrency", &Q::concurrency, 1, 1024, "Scans in flight per query (one per salt bucket, at most this)."),
+      integer("concurrency", &Q::concurrency, 1, 1024,
+              "Scans in flight per query (one per salt bucket, at most this)."),
       integer("chunk_rows", &Q::chunk_rows, 1, 100000, "Rows fetched per scanner call."),
       integer("prefetch_chunks", &Q::prefetch_chunks, 1, 64, "Chunks buffered ahead per scan."),
       duration("deadline", &Q::deadline, 1ms, 10min, "A query not done by then fails with a timeout."),

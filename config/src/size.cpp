@@ -53,8 +53,8 @@ std::size_t parse_size(std::string_view text) {
 
 std::string format_size(std::size_t bytes) {
   // Binary units only, largest first, so the round trip is exact.
-  static constexpr std::array<Unit, 4> kBinary = {{
-      {"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}}};
+  static constexpr std::array<Unit, 4> kBinary = {
+      {{"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}}};
   if (bytes != 0) {
     for (const auto& [name, factor] : kBinary) {
       if (bytes % factor == 0) return std::to_string(bytes / factor) + std::string(name);

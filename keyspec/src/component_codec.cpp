@@ -97,9 +97,7 @@ std::optional<std::string_view> text_of(const FieldValue& v, char (&buf)[24]) {
   return std::nullopt;
 }
 
-std::string field_label(const Source& s) {
-  return s.kind == SourceKind::Field ? s.field : s.describe();
-}
+std::string field_label(const Source& s) { return s.kind == SourceKind::Field ? s.field : s.describe(); }
 
 KeyError make_error(const Component& c, const Source& s, std::string reason) {
   return KeyError{c.name, field_label(s), std::move(reason)};
@@ -125,13 +123,19 @@ std::optional<KeyError> gather_inputs(const Component& c, const std::vector<Sour
     const Source& s = inputs[i];
     if (i > 0) buf.push_back('\0');
     switch (s.kind) {
-      case SourceKind::Partition: put_be(buf, static_cast<std::uint32_t>(meta.partition), 4); break;
-      case SourceKind::Offset: put_be(buf, static_cast<std::uint64_t>(meta.offset), 8); break;
+      case SourceKind::Partition:
+        put_be(buf, static_cast<std::uint32_t>(meta.partition), 4);
+        break;
+      case SourceKind::Offset:
+        put_be(buf, static_cast<std::uint64_t>(meta.offset), 8);
+        break;
       case SourceKind::Timestamp:
         if (meta.timestamp_ms < 0) return make_error(c, s, "missing (the message has no Kafka timestamp)");
         put_be(buf, static_cast<std::uint64_t>(meta.timestamp_ms), 8);
         break;
-      case SourceKind::Topic: buf.append(meta.topic); break;
+      case SourceKind::Topic:
+        buf.append(meta.topic);
+        break;
       case SourceKind::Field: {
         const auto v = event.field(s.field);
         if (!v) return make_error(c, s, "missing");
@@ -141,7 +145,8 @@ std::optional<KeyError> gather_inputs(const Component& c, const std::vector<Sour
         buf.append(*text);
         break;
       }
-      case SourceKind::None: break;
+      case SourceKind::None:
+        break;
     }
   }
   return std::nullopt;
@@ -171,7 +176,8 @@ std::optional<KeyError> append_int(const Component& c, const Source& s, IntLayou
   if (v < 0) return make_error(c, s, "negative value " + std::to_string(v) + " (keys order non-negative numbers)");
   if (layout.binary) {
     const std::int64_t max = c.width == 4 ? 2147483647LL : kLongMax;
-    if (v > max) return make_error(c, s, "value " + std::to_string(v) + " too large for " + std::to_string(c.width) + " bytes");
+    if (v > max)
+      return make_error(c, s, "value " + std::to_string(v) + " too large for " + std::to_string(c.width) + " bytes");
     put_be(out, static_cast<std::uint64_t>(layout.reversed ? max - v : v), c.width);
     return std::nullopt;
   }
@@ -250,26 +256,37 @@ std::string_view strip_trailing_pad(const Component& c, std::size_t begin, std::
 
 std::string Source::describe() const {
   switch (kind) {
-    case SourceKind::Field: return "field:" + field;
-    case SourceKind::Topic: return "kafka:topic";
-    case SourceKind::Partition: return "kafka:partition";
-    case SourceKind::Offset: return "kafka:offset";
-    case SourceKind::Timestamp: return "kafka:timestamp";
-    case SourceKind::None: return "";
+    case SourceKind::Field:
+      return "field:" + field;
+    case SourceKind::Topic:
+      return "kafka:topic";
+    case SourceKind::Partition:
+      return "kafka:partition";
+    case SourceKind::Offset:
+      return "kafka:offset";
+    case SourceKind::Timestamp:
+      return "kafka:timestamp";
+    case SourceKind::None:
+      return "";
   }
   return "";
 }
 
 std::optional<FieldValue> read_source(const Source& source, const EventFields& event, const KafkaMeta& meta) {
   switch (source.kind) {
-    case SourceKind::Field: return event.field(source.field);
-    case SourceKind::Topic: return FieldValue{meta.topic};
-    case SourceKind::Partition: return FieldValue{static_cast<std::int64_t>(meta.partition)};
-    case SourceKind::Offset: return FieldValue{meta.offset};
+    case SourceKind::Field:
+      return event.field(source.field);
+    case SourceKind::Topic:
+      return FieldValue{meta.topic};
+    case SourceKind::Partition:
+      return FieldValue{static_cast<std::int64_t>(meta.partition)};
+    case SourceKind::Offset:
+      return FieldValue{meta.offset};
     case SourceKind::Timestamp:
       if (meta.timestamp_ms < 0) return std::nullopt;
       return FieldValue{meta.timestamp_ms};
-    case SourceKind::None: break;
+    case SourceKind::None:
+      break;
   }
   return std::nullopt;
 }
@@ -424,7 +441,9 @@ std::optional<KeyError> encode_component(const Component& c, const EventFields& 
       [&](const PartitionSpec& p) -> Result {
         return append_int(c, partition_source(), {p.binary, false}, meta.partition, out);
       },
-      [&](const OffsetSpec& o) -> Result { return append_int(c, offset_source(), {o.binary, false}, meta.offset, out); },
+      [&](const OffsetSpec& o) -> Result {
+        return append_int(c, offset_source(), {o.binary, false}, meta.offset, out);
+      },
       [&](const LiteralSpec& l) -> Result {
         out.append(l.value);
         return std::nullopt;
@@ -434,7 +453,9 @@ std::optional<KeyError> encode_component(const Component& c, const EventFields& 
 std::size_t component_extent(const Component& c, std::string_view key, std::size_t pos) {
   if (c.width > 0) {
     if (pos + c.width > key.size()) {
-      fail(c, pos, "key too short (needs " + std::to_string(c.width) + " bytes, " + std::to_string(key.size() - pos) + " left)");
+      fail(
+          c, pos,
+          "key too short (needs " + std::to_string(c.width) + " bytes, " + std::to_string(key.size() - pos) + " left)");
     }
     return c.width;
   }
@@ -454,8 +475,12 @@ std::optional<std::int64_t> decode_number(const Component& c, std::string_view b
         if (!v || *v >= lead.lead_values()) return std::nullopt;
         return v;
       },
-      [&](const IntSpec& i) { return decode_int(c, {i.binary, i.reversed}, bytes); },
-      [&](const OneOf<PartitionSpec, OffsetSpec> auto& p) { return decode_int(c, {p.binary, false}, bytes); },
+      [&](const IntSpec& i) {
+        return decode_int(c, {i.binary, i.reversed}, bytes);
+      },
+      [&](const OneOf<PartitionSpec, OffsetSpec> auto& p) {
+        return decode_int(c, {p.binary, false}, bytes);
+      },
       [&](const TimeSpec& t) -> Result {
         if (t.format == TimeFormat::Pattern) {
           if (!t.full_resolution) return std::nullopt;
@@ -475,7 +500,9 @@ std::optional<std::int64_t> decode_number(const Component& c, std::string_view b
         }
         return t.reversed ? kLongMax - stored : stored;
       },
-      [](const OneOf<FieldSpec, HashSpec, ReverseSpec, DictSpec, LiteralSpec> auto&) -> Result { return std::nullopt; });
+      [](const OneOf<FieldSpec, HashSpec, ReverseSpec, DictSpec, LiteralSpec> auto&) -> Result {
+        return std::nullopt;
+      });
 }
 
 KeyPart decode_component(const Component& c, std::string_view key, std::size_t begin, std::size_t end) {

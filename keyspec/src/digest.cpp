@@ -36,9 +36,12 @@ std::shared_ptr<evp_md_st> fetch_digest(HashAlgo algo) {
 
 std::size_t digest_size(HashAlgo algo) {
   switch (algo) {
-    case HashAlgo::Md5: return 16;
-    case HashAlgo::Sha1: return 20;
-    case HashAlgo::Xxh64: return 8;
+    case HashAlgo::Md5:
+      return 16;
+    case HashAlgo::Sha1:
+      return 20;
+    case HashAlgo::Xxh64:
+      return 8;
   }
   return 0;
 }

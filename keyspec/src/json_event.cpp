@@ -13,14 +13,21 @@ using simdjson::dom::element_type;
 
 FieldValue value_of(const element& value) {
   switch (value.type()) {
-    case element_type::STRING: return std::string_view(value.get_string().value_unsafe());
-    case element_type::INT64: return value.get_int64().value_unsafe();
-    case element_type::UINT64: return static_cast<double>(value.get_uint64().value_unsafe());
-    case element_type::DOUBLE: return value.get_double().value_unsafe();
-    case element_type::BOOL: return value.get_bool().value_unsafe();
-    case element_type::NULL_VALUE: return std::monostate{};
+    case element_type::STRING:
+      return std::string_view(value.get_string().value_unsafe());
+    case element_type::INT64:
+      return value.get_int64().value_unsafe();
+    case element_type::UINT64:
+      return static_cast<double>(value.get_uint64().value_unsafe());
+    case element_type::DOUBLE:
+      return value.get_double().value_unsafe();
+    case element_type::BOOL:
+      return value.get_bool().value_unsafe();
+    case element_type::NULL_VALUE:
+      return std::monostate{};
     case element_type::ARRAY:
-    case element_type::OBJECT: return NestedValue{};
+    case element_type::OBJECT:
+      return NestedValue{};
   }
   return std::monostate{};
 }
@@ -71,19 +78,30 @@ void JsonEvent::append_text(std::size_t i, std::string& out) const {
     out.append(buffer, result.ptr);
   };
   switch (value.type()) {
-    case element_type::STRING: out.append(std::string_view(value.get_string().value_unsafe())); return;
-    case element_type::INT64: append_number(value.get_int64().value_unsafe()); return;
-    case element_type::UINT64: append_number(value.get_uint64().value_unsafe()); return;
+    case element_type::STRING:
+      out.append(std::string_view(value.get_string().value_unsafe()));
+      return;
+    case element_type::INT64:
+      append_number(value.get_int64().value_unsafe());
+      return;
+    case element_type::UINT64:
+      append_number(value.get_uint64().value_unsafe());
+      return;
     case element_type::DOUBLE: {
       const auto begin = out.size();
       append_number(value.get_double().value_unsafe());
       if (out.find_first_of(".eEni", begin) == std::string::npos) out += ".0";
       return;
     }
-    case element_type::BOOL: out.append(value.get_bool().value_unsafe() ? "true" : "false"); return;
-    case element_type::NULL_VALUE: return;
+    case element_type::BOOL:
+      out.append(value.get_bool().value_unsafe() ? "true" : "false");
+      return;
+    case element_type::NULL_VALUE:
+      return;
     case element_type::ARRAY:
-    case element_type::OBJECT: out.append(simdjson::minify(value)); return;
+    case element_type::OBJECT:
+      out.append(simdjson::minify(value));
+      return;
   }
 }
 

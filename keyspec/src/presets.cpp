@@ -16,7 +16,8 @@ struct Preset {
 // Keep in step with docs/keyspec.md "Presets".
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> kPresets = {
-      {"events", R"(name: events
+      {"events",
+       R"(name: events
 event_component: event
 time_component: time
 components:
@@ -26,33 +27,41 @@ components:
   - {name: partition, type: partition, width: 4}
   - {name: offset, type: offset, width: 19}
 )",
-       {{"buckets", "100"}, {"event_field", "event_id"}, {"event_width", "16"}, {"time_field", "ts"},
+       {{"buckets", "100"},
+        {"event_field", "event_id"},
+        {"event_width", "16"},
+        {"time_field", "ts"},
         {"time_input", "auto"}}},
-      {"order_status", R"(name: order_status
+      {"order_status",
+       R"(name: order_status
 components:
   - {name: order, type: reverse, field: "${order_field}", width: ${order_width}}
   - {name: time, type: time, field: "${time_field}", input: ${time_input}, reversed: true, format: binary}
 )",
        {{"order_field", "order_id"}, {"order_width", "16"}, {"time_field", "ts"}, {"time_input", "auto"}}},
-      {"user_history", R"(name: user_history
+      {"user_history",
+       R"(name: user_history
 components:
   - {name: user, type: reverse, field: "${user_field}", width: ${user_width}}
   - {name: time, type: time, field: "${time_field}", input: ${time_input}, reversed: true, format: binary}
 )",
        {{"user_field", "user_id"}, {"user_width", "12"}, {"time_field", "ts"}, {"time_input", "auto"}}},
-      {"timeline", R"(name: timeline
+      {"timeline",
+       R"(name: timeline
 components:
   - {name: user, type: hash, field: "${user_field}", algorithm: md5}
   - {name: time, type: time, field: "${time_field}", input: ${time_input}, reversed: true, format: binary}
 )",
        {{"user_field", "user"}, {"time_field", "ts"}, {"time_input", "auto"}}},
-      {"follows", R"(name: follows
+      {"follows",
+       R"(name: follows
 components:
   - {name: a, type: hash, field: "${a_field}", algorithm: md5}
   - {name: b, type: hash, field: "${b_field}", algorithm: md5}
 )",
        {{"a_field", "user"}, {"b_field", "follows"}}},
-      {"consumption", R"(name: consumption
+      {"consumption",
+       R"(name: consumption
 components:
   - {name: region, type: salt, buckets: ${buckets}, width: 3, of: ["field:${user_field}"], month_of: "field:${time_field}", input: ${time_input}}
   - {name: month, type: time, field: "${time_field}", input: ${time_input}, format: yyyy-MM}
@@ -60,7 +69,8 @@ components:
   - {name: day, type: time, field: "${time_field}", input: ${time_input}, format: "-dd HH:mm:ss SSS"}
 )",
        {{"buckets", "10"}, {"user_field", "user"}, {"user_width", "10"}, {"time_field", "ts"}, {"time_input", "auto"}}},
-      {"logs", R"(name: logs
+      {"logs",
+       R"(name: logs
 event_component: event
 components:
   - {name: bucket, type: bucket, field: "${time_field}", input: ${time_input}, buckets: ${buckets}}
@@ -68,8 +78,13 @@ components:
   - {name: host, type: field, field: "${host_field}", terminator: "\0"}
   - {name: event, type: field, field: "${event_field}", terminator: "\0"}
 )",
-       {{"buckets", "16"}, {"time_field", "ts"}, {"time_input", "auto"}, {"host_field", "host"}, {"event_field", "event"}}},
-      {"logs_fixed", R"(name: logs_fixed
+       {{"buckets", "16"},
+        {"time_field", "ts"},
+        {"time_input", "auto"},
+        {"host_field", "host"},
+        {"event_field", "event"}}},
+      {"logs_fixed",
+       R"(name: logs_fixed
 components:
   - {name: host, type: hash, field: "${host_field}", algorithm: md5}
   - {name: event, type: hash, field: "${event_field}", algorithm: md5}
@@ -107,7 +122,8 @@ std::string preset_yaml(std::string_view name, const std::map<std::string, std::
       throw SpecError(source + ": unknown parameter '" + key + "' (known: " + known + ")");
     }
     // Values are pasted into YAML: a plain word keeps a parameter from injecting structure.
-    if (!plain(value)) throw SpecError(source + ": parameter '" + key + "' must be a plain word or number, got '" + value + "'");
+    if (!plain(value))
+      throw SpecError(source + ": parameter '" + key + "' must be a plain word or number, got '" + value + "'");
     d->second = value;
   }
   std::string yaml(it->yaml);

@@ -26,15 +26,17 @@ bool reads_field(const Component& c, std::string_view field) {
   return visit_kind(
       c, [&](const SaltSpec& s) { return any(s.inputs) || (s.month_of && is(*s.month_of)); },
       [&](const HashSpec& h) { return any(h.inputs); },
-      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) { return is(k.source); },
+      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
+        return is(k.source);
+      },
       [](const OneOf<LiteralSpec, PartitionSpec, OffsetSpec> auto&) { return false; });
 }
 
 // True when every input is an event field the request gives a value for.
 bool inputs_known(const std::vector<Source>& inputs, const MapEventFields& event) {
   return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const Source& s) {
-           return s.kind == SourceKind::Field && event.field(s.field).has_value();
-         });
+    return s.kind == SourceKind::Field && event.field(s.field).has_value();
+  });
 }
 
 std::int64_t parse_index(const SpecModel& m, const Component& c, const std::string& text) {
@@ -108,7 +110,7 @@ struct Equalities {
 // The bytes every planned key shares after the lead, and where they stop.
 struct LeadingRun {
   std::string prefix;
-  std::size_t range_at = 0;  // first component without an equality value (components.size() if none)
+  std::size_t range_at = 0;                 // first component without an equality value (components.size() if none)
   std::set<std::string, std::less<>> used;  // component names the run consumed
 };
 
@@ -162,12 +164,22 @@ Equalities feed_equalities(const SpecModel& m, const PlanRequest& req) {
         },
         [&](const OneOf<FieldSpec, DictSpec, ReverseSpec, IntSpec> auto& k) {
           switch (k.source.kind) {
-            case SourceKind::Field: eq.event.set(k.source.field, value); break;
-            case SourceKind::Partition: set_partition(); break;
-            case SourceKind::Offset: set_offset(); break;
-            case SourceKind::Timestamp: eq.meta.timestamp_ms = parse_equality_int(m, key, value, "epoch ms"); break;
-            case SourceKind::Topic: plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
-            case SourceKind::None: break;
+            case SourceKind::Field:
+              eq.event.set(k.source.field, value);
+              break;
+            case SourceKind::Partition:
+              set_partition();
+              break;
+            case SourceKind::Offset:
+              set_offset();
+              break;
+            case SourceKind::Timestamp:
+              eq.meta.timestamp_ms = parse_equality_int(m, key, value, "epoch ms");
+              break;
+            case SourceKind::Topic:
+              plan_fail(m, "equality on '" + key + "', which reads kafka:topic, is not supported");
+            case SourceKind::None:
+              break;
           }
         },
         // Their equality values are encoded where the leading run reaches them.
@@ -201,7 +213,8 @@ LeadingRun encode_leading_run(const SpecModel& m, const PlanRequest& req, const 
         c, [&](const TimeSpec& t) { append_time_equality(m, c, t, value->second, run.prefix); },
         [&](const OneOf<SaltSpec, BucketSpec> auto&) { append_lead(c, parse_index(m, c, value->second), run.prefix); },
         // The rest encode the event built from the equalities, exactly as encode() would.
-        [&](const OneOf<FieldSpec, HashSpec, ReverseSpec, IntSpec, DictSpec, LiteralSpec, PartitionSpec, OffsetSpec> auto&) {
+        [&](const OneOf<FieldSpec, HashSpec, ReverseSpec, IntSpec, DictSpec, LiteralSpec, PartitionSpec,
+                        OffsetSpec> auto&) {
           if (auto err = encode_component(c, eq.event, eq.meta, run.prefix)) {
             plan_fail(m, "equality value for '" + c.name + "': " + err->message());
           }
@@ -218,8 +231,8 @@ void check_equalities_used(const SpecModel& m, const PlanRequest& req, const Equ
   for (const auto& key : eq.component_keys) {
     if (run.used.count(key) == 0) {
       const std::string stop = run.range_at < m.components.size() ? m.components[run.range_at].name : "the end";
-      plan_fail(m, "equality on '" + key + "' is not part of the leading run of components (the run stops at '" +
-                       stop + "', which has no equality value)");
+      plan_fail(m, "equality on '" + key + "' is not part of the leading run of components (the run stops at '" + stop +
+                       "', which has no equality value)");
     }
   }
   for (const auto& key : eq.field_keys) {
@@ -233,7 +246,8 @@ void check_equalities_used(const SpecModel& m, const PlanRequest& req, const Equ
 // returns that component, or nullptr when the request has no range.
 const TimeSpec* range_time_component(const SpecModel& m, const PlanRequest& req, std::size_t range_at) {
   if (!req.from_ms && !req.to_ms) return nullptr;
-  if (!m.time_index) plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
+  if (!m.time_index)
+    plan_fail(m, "a time range needs a time component with millisecond resolution; this spec has none");
   const Component& t = m.components[*m.time_index];
   if (range_at > *m.time_index) {
     plan_fail(m, "time component '" + t.name + "' has an equality value; a range on it as well is contradictory");
@@ -333,8 +347,9 @@ ScanRange bucket_range(const PlanRequest& req, std::string base, const TimeSpec*
 
 // One range per lead value; none at all when the time range holds no instant the time component
 // can store (before year 0000 / epoch 0, or after 9999 / Long.MAX_VALUE).
-std::vector<ScanRange> build_ranges(const SpecModel& m, const PlanRequest& req, const std::vector<std::int64_t>& buckets,
-                                    const std::string& prefix, const TimeSpec* time) {
+std::vector<ScanRange> build_ranges(const SpecModel& m, const PlanRequest& req,
+                                    const std::vector<std::int64_t>& buckets, const std::string& prefix,
+                                    const TimeSpec* time) {
   std::int64_t lo = 0;
   bool hi_open = true;
   if (time) {

@@ -40,7 +40,8 @@ std::string key_text(const YAML::Node& key) { return key.IsScalar() ? key.Scalar
 std::vector<std::string> kind_names() {
   return []<std::size_t... I>(std::index_sequence<I...>) {
     return std::vector<std::string>{std::string(std::variant_alternative_t<I, Shape>::kName)...};
-  }(std::make_index_sequence<std::variant_size_v<Shape>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<Shape>>{});
 }
 
 std::string join(const std::vector<std::string>& words, std::string_view separator) {
@@ -101,8 +102,9 @@ class ComponentReader {
       return fallback;
     }
     if (n < lo || n > hi) {
-      problem_at(v.Mark(), key, "'" + key + "' " + std::to_string(n) + " out of range [" + std::to_string(lo) + ", " +
-                                    std::to_string(hi) + "]");
+      problem_at(v.Mark(), key,
+                 "'" + key + "' " + std::to_string(n) + " out of range [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
       return fallback;
     }
     return n;
@@ -133,8 +135,9 @@ class ComponentReader {
     const std::string word = str(key, fallback);
     if (!v.IsScalar()) return fallback;
     if (std::find(allowed.begin(), allowed.end(), word) != allowed.end()) return word;
-    problem_at(v.Mark(), key, "'" + key + "' must be one of " + join(allowed, "|") + ", got '" + word + "'" +
-                                  did_you_mean(word, allowed));
+    problem_at(
+        v.Mark(), key,
+        "'" + key + "' must be one of " + join(allowed, "|") + ", got '" + word + "'" + did_you_mean(word, allowed));
     return fallback;
   }
 
@@ -258,9 +261,9 @@ void read_lead_encoding(ComponentReader& r, Component& c, bool& binary, std::int
     const int need = digits_for(values - 1);
     c.width = static_cast<std::size_t>(r.integer("width", need, 1, 9));
     if (static_cast<int>(c.width) < need) {
-      r.problem_at(r.mark_of("width"), "width", "width " + std::to_string(c.width) + " cannot hold " +
-                                                    std::to_string(values) + " values (needs " + std::to_string(need) +
-                                                    ")");
+      r.problem_at(r.mark_of("width"), "width",
+                   "width " + std::to_string(c.width) + " cannot hold " + std::to_string(values) + " values (needs " +
+                       std::to_string(need) + ")");
     }
   }
 }
@@ -290,8 +293,8 @@ void read_kind(ComponentReader& r, Component& c, SaltSpec& s, std::vector<std::s
     warnings.push_back("component '" + c.name +
                        "': random salt: a replayed Kafka message gets another bucket, so replays duplicate rows");
   } else {
-    s.inputs = r.has("of") ? r.source_list("of")
-                           : std::vector<Source>{{SourceKind::Partition, ""}, {SourceKind::Offset, ""}};
+    s.inputs =
+        r.has("of") ? r.source_list("of") : std::vector<Source>{{SourceKind::Partition, ""}, {SourceKind::Offset, ""}};
     if (r.has("month_of")) {
       const YAML::Node v = r.get("month_of");
       if (!v.IsScalar()) {
@@ -419,8 +422,9 @@ void read_kind(ComponentReader& r, Component& c, DictSpec& d, std::vector<std::s
     const std::string code = kv.second.Scalar();
     if (c.width == 0) c.width = code.size();
     if (code.size() != c.width) {
-      r.problem_at(kv.second.Mark(), path, "dict code '" + code + "' must have the same length as the others (" +
-                                               std::to_string(c.width) + ")");
+      r.problem_at(
+          kv.second.Mark(), path,
+          "dict code '" + code + "' must have the same length as the others (" + std::to_string(c.width) + ")");
       continue;
     }
     if (!codes.insert(code).second) {
@@ -484,7 +488,8 @@ ReadComponent read_component(const YAML::Node& node, std::size_t index, SpecProb
   std::string name;
   if (name_node.IsDefined()) {
     if (!name_node.IsScalar() || name_node.Scalar().empty()) {
-      problems.add(name_node.Mark(), path + ".name", "component " + fallback_name + ": 'name' must be a non-empty string");
+      problems.add(name_node.Mark(), path + ".name",
+                   "component " + fallback_name + ": 'name' must be a non-empty string");
       name = fallback_name;
     } else {
       name = name_node.Scalar();
@@ -505,8 +510,9 @@ ReadComponent read_component(const YAML::Node& node, std::size_t index, SpecProb
   c.name = name;
   if (!read_shape(type, r, c, warnings)) {
     const std::string suggestion = did_you_mean(type, kinds);
-    r.problem_at(type_node.Mark(), "type",
-                 "unknown component type '" + type + "'" + (suggestion.empty() ? " (" + join(kinds, ", ") + ")" : suggestion));
+    r.problem_at(
+        type_node.Mark(), "type",
+        "unknown component type '" + type + "'" + (suggestion.empty() ? " (" + join(kinds, ", ") + ")" : suggestion));
     return {name, std::nullopt};
   }
   r.check_unknown_keys();
@@ -558,7 +564,8 @@ bool query_can_fix(const Component& c) {
   return visit_kind(
       c,
       [](const HashSpec& h) {
-        return std::all_of(h.inputs.begin(), h.inputs.end(), [](const Source& s) { return s.kind == SourceKind::Field; });
+        return std::all_of(h.inputs.begin(), h.inputs.end(),
+                           [](const Source& s) { return s.kind == SourceKind::Field; });
       },
       [](const OffsetSpec&) { return false; },
       [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
@@ -581,7 +588,8 @@ std::optional<std::size_t> named_component(const YAML::Node& n, const std::strin
     return std::nullopt;
   }
   const auto i = index_of(names, n.Scalar());
-  if (!i) problems.add(n.Mark(), key, key + " '" + n.Scalar() + "' is not a component" + did_you_mean(n.Scalar(), names));
+  if (!i)
+    problems.add(n.Mark(), key, key + " '" + n.Scalar() + "' is not a component" + did_you_mean(n.Scalar(), names));
   return i;
 }
 
@@ -641,10 +649,12 @@ SpecModel read_spec(const YAML::Node& root, SpecProblems& problems) {
     auto [name, c] = read_component(node, index, problems, m.warnings);
     const std::string path = component_path(index);
     if (index_of(names, name)) {
-      problems.add(node.Mark(), path, "component '" + name + "': duplicate component name (give each a distinct 'name')");
+      problems.add(node.Mark(), path,
+                   "component '" + name + "': duplicate component name (give each a distinct 'name')");
     }
     if (c && c->is<SaltSpec>() && index != 0) {
-      problems.add(node.Mark(), path, "component '" + name + "': a salt must be the first component (it spreads the whole key)");
+      problems.add(node.Mark(), path,
+                   "component '" + name + "': a salt must be the first component (it spreads the whole key)");
     }
     names.push_back(name);
     marks.push_back(node.Mark());
@@ -670,8 +680,9 @@ SpecModel read_spec(const YAML::Node& root, SpecProblems& problems) {
       if (c.is<OffsetSpec>() && !m.offset_index) m.offset_index = i;
     }
     if (fixed > m.max_key_length) {
-      problems.add(comps.Mark(), "components", "components need at least " + std::to_string(fixed) +
-                                                   " bytes, more than max_key_length " + std::to_string(m.max_key_length));
+      problems.add(comps.Mark(), "components",
+                   "components need at least " + std::to_string(fixed) + " bytes, more than max_key_length " +
+                       std::to_string(m.max_key_length));
     }
     m.has_lead = m.components[0].is<SaltSpec>() || m.components[0].is<BucketSpec>();
   }

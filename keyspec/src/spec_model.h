@@ -25,7 +25,7 @@ enum class SourceKind { None, Field, Topic, Partition, Offset, Timestamp };
 
 struct Source {
   SourceKind kind = SourceKind::None;
-  std::string field;  // SourceKind::Field only
+  std::string field;             // SourceKind::Field only
   std::string describe() const;  // "field:user_id", "kafka:offset"
   friend bool operator==(const Source&, const Source&) = default;
 };
@@ -52,10 +52,10 @@ struct SaltSpec {
   static constexpr std::string_view kName = "salt";
   std::vector<Source> inputs;  // hashed in order; empty for a random salt
   bool random = false;
-  std::int64_t buckets = 0;    // for a month salt, buckets per month
+  std::int64_t buckets = 0;  // for a month salt, buckets per month
   std::optional<Source> month_of;
   TimeInput time_input = TimeInput::Auto;  // how month_of is read
-  bool binary = false;         // one byte instead of zero-padded decimal
+  bool binary = false;                     // one byte instead of zero-padded decimal
   // Distinct values: months × buckets for a month salt.
   std::int64_t lead_values() const { return month_of ? buckets * 12 : buckets; }
 };

@@ -55,8 +55,12 @@ Civil civil_from_ms(std::int64_t ms) {
   }
   const year_month_day ymd{sys_days{days{days_since}}};
   const auto r = static_cast<int>(rem);
-  return Civil{static_cast<int>(ymd.year()), static_cast<int>(static_cast<unsigned>(ymd.month())),
-               static_cast<int>(static_cast<unsigned>(ymd.day())), r / 3600000, r / 60000 % 60, r / 1000 % 60,
+  return Civil{static_cast<int>(ymd.year()),
+               static_cast<int>(static_cast<unsigned>(ymd.month())),
+               static_cast<int>(static_cast<unsigned>(ymd.day())),
+               r / 3600000,
+               r / 60000 % 60,
+               r / 1000 % 60,
                r % 1000};
 }
 
@@ -172,22 +176,40 @@ std::string parse_time_pattern(std::string_view spec, std::vector<TimeToken>& to
       i += 2;
       std::string err;
       switch (f) {
-        case 'Y': err = add_unit(TimeUnit::Year, 4); break;
-        case 'm': err = add_unit(TimeUnit::Month, 2); break;
-        case 'd': err = add_unit(TimeUnit::Day, 2); break;
-        case 'H': err = add_unit(TimeUnit::Hour, 2); break;
-        case 'M': err = add_unit(TimeUnit::Minute, 2); break;
-        case 'S': err = add_unit(TimeUnit::Second, 2); break;
-        case 'L': err = add_unit(TimeUnit::Milli, 3); break;
-        case '%': tokens.push_back(TimeToken{TimeUnit::Literal, 1, '%'}); break;
-        default: return std::string("unsupported strftime field '%") + f + "' (allowed: %Y %m %d %H %M %S %L)";
+        case 'Y':
+          err = add_unit(TimeUnit::Year, 4);
+          break;
+        case 'm':
+          err = add_unit(TimeUnit::Month, 2);
+          break;
+        case 'd':
+          err = add_unit(TimeUnit::Day, 2);
+          break;
+        case 'H':
+          err = add_unit(TimeUnit::Hour, 2);
+          break;
+        case 'M':
+          err = add_unit(TimeUnit::Minute, 2);
+          break;
+        case 'S':
+          err = add_unit(TimeUnit::Second, 2);
+          break;
+        case 'L':
+          err = add_unit(TimeUnit::Milli, 3);
+          break;
+        case '%':
+          tokens.push_back(TimeToken{TimeUnit::Literal, 1, '%'});
+          break;
+        default:
+          return std::string("unsupported strftime field '%") + f + "' (allowed: %Y %m %d %H %M %S %L)";
       }
       if (!err.empty()) return err;
       continue;
     }
     if (c == '\'' && !strftime_style) {  // quoted literal, as in Java patterns: 'T'
       const auto close = spec.find('\'', i + 1);
-      if (close == std::string_view::npos || close == i + 1) return "unterminated or empty quoted literal in time pattern";
+      if (close == std::string_view::npos || close == i + 1)
+        return "unterminated or empty quoted literal in time pattern";
       for (std::size_t k = i + 1; k < close; ++k) tokens.push_back(TimeToken{TimeUnit::Literal, 1, spec[k]});
       i = close + 1;
       continue;
@@ -208,10 +230,9 @@ std::string parse_time_pattern(std::string_view spec, std::vector<TimeToken>& to
       TimeUnit unit;
       std::size_t width;
     };
-    static constexpr Letter kLetters[] = {{'y', TimeUnit::Year, 4},   {'M', TimeUnit::Month, 2},
-                                          {'d', TimeUnit::Day, 2},    {'H', TimeUnit::Hour, 2},
-                                          {'m', TimeUnit::Minute, 2}, {'s', TimeUnit::Second, 2},
-                                          {'S', TimeUnit::Milli, 3}};
+    static constexpr Letter kLetters[] = {
+        {'y', TimeUnit::Year, 4},   {'M', TimeUnit::Month, 2},  {'d', TimeUnit::Day, 2},  {'H', TimeUnit::Hour, 2},
+        {'m', TimeUnit::Minute, 2}, {'s', TimeUnit::Second, 2}, {'S', TimeUnit::Milli, 3}};
     bool known = false;
     for (const auto& l : kLetters) {
       if (l.ch != c) continue;
@@ -258,14 +279,30 @@ bool format_pattern(const std::vector<TimeToken>& tokens, std::int64_t ms, std::
       p = buf;
     }
     switch (t.unit) {
-      case TimeUnit::Year: p = put_digits(p, c.year, 4); break;
-      case TimeUnit::Month: p = put_digits(p, c.month, 2); break;
-      case TimeUnit::Day: p = put_digits(p, c.day, 2); break;
-      case TimeUnit::Hour: p = put_digits(p, c.hour, 2); break;
-      case TimeUnit::Minute: p = put_digits(p, c.minute, 2); break;
-      case TimeUnit::Second: p = put_digits(p, c.second, 2); break;
-      case TimeUnit::Milli: p = put_digits(p, c.milli, 3); break;
-      case TimeUnit::Literal: *p++ = t.literal; break;
+      case TimeUnit::Year:
+        p = put_digits(p, c.year, 4);
+        break;
+      case TimeUnit::Month:
+        p = put_digits(p, c.month, 2);
+        break;
+      case TimeUnit::Day:
+        p = put_digits(p, c.day, 2);
+        break;
+      case TimeUnit::Hour:
+        p = put_digits(p, c.hour, 2);
+        break;
+      case TimeUnit::Minute:
+        p = put_digits(p, c.minute, 2);
+        break;
+      case TimeUnit::Second:
+        p = put_digits(p, c.second, 2);
+        break;
+      case TimeUnit::Milli:
+        p = put_digits(p, c.milli, 3);
+        break;
+      case TimeUnit::Literal:
+        *p++ = t.literal;
+        break;
     }
   }
   out.append(buf, static_cast<std::size_t>(p - buf));
@@ -284,14 +321,34 @@ bool parse_pattern_text(const std::vector<TimeToken>& tokens, std::string_view t
     if (!parse_digits(text, pos, static_cast<std::size_t>(t.width), v)) return false;
     pos += static_cast<std::size_t>(t.width);
     switch (t.unit) {
-      case TimeUnit::Year: out.year = v; break;
-      case TimeUnit::Month: if (v < 1 || v > 12) return false; out.month = v; break;
-      case TimeUnit::Day: if (v < 1 || v > 31) return false; out.day = v; break;
-      case TimeUnit::Hour: if (v > 23) return false; out.hour = v; break;
-      case TimeUnit::Minute: if (v > 59) return false; out.minute = v; break;
-      case TimeUnit::Second: if (v > 59) return false; out.second = v; break;
-      case TimeUnit::Milli: out.milli = v; break;
-      case TimeUnit::Literal: break;
+      case TimeUnit::Year:
+        out.year = v;
+        break;
+      case TimeUnit::Month:
+        if (v < 1 || v > 12) return false;
+        out.month = v;
+        break;
+      case TimeUnit::Day:
+        if (v < 1 || v > 31) return false;
+        out.day = v;
+        break;
+      case TimeUnit::Hour:
+        if (v > 23) return false;
+        out.hour = v;
+        break;
+      case TimeUnit::Minute:
+        if (v > 59) return false;
+        out.minute = v;
+        break;
+      case TimeUnit::Second:
+        if (v > 59) return false;
+        out.second = v;
+        break;
+      case TimeUnit::Milli:
+        out.milli = v;
+        break;
+      case TimeUnit::Literal:
+        break;
     }
   }
   return pos == text.size();
@@ -338,12 +395,12 @@ std::string_view read_time_ms(const FieldValue& value, TimeInput input, std::int
     const bool seconds = input == TimeInput::EpochS ||
                          (input == TimeInput::Auto && std::fabs(*dbl) < static_cast<double>(kAutoSecondsBelow));
     return detail::double_to_ms(*dbl, seconds ? 1000.0 : 1.0, ms) ? std::string_view{}
-                                                                   : std::string_view{"time out of range"};
+                                                                  : std::string_view{"time out of range"};
   }
   if (dbl != nullptr && std::isfinite(*dbl) && std::fabs(*dbl) > 9.2e18) return "time out of range";
   if (!detail::read_int(value, n)) return "wrong type (expected epoch milliseconds/seconds)";
-  const bool seconds = input == TimeInput::EpochS || (input == TimeInput::Auto && n > -kAutoSecondsBelow &&
-                                                      n < kAutoSecondsBelow);
+  const bool seconds =
+      input == TimeInput::EpochS || (input == TimeInput::Auto && n > -kAutoSecondsBelow && n < kAutoSecondsBelow);
   if (!seconds) {
     ms = n;
     return {};

@@ -49,7 +49,7 @@ std::set<std::string> installed_packages(const Stage& stage) {
     std::string word;
     bool installing = false;
     while (words >> word) {
-      if (word == "install" ) {
+      if (word == "install") {
         installing = true;
       } else if (word == "&&" || word == ";") {
         installing = false;
@@ -137,7 +137,8 @@ TEST(ContainerImage, IsMultiStageOnDebian12AndRunsAsNonRoot) {
   for (const auto& instruction : runtime.instructions) {
     if (instruction.rfind("USER ", 0) == 0) user = instruction.substr(5);
     if (instruction.rfind("ENTRYPOINT ", 0) == 0) entrypoint = instruction.substr(11);
-    if (instruction.rfind("COPY --from=", 0) == 0 && instruction.find("/hbingest") != std::string::npos) copies_binary = true;
+    if (instruction.rfind("COPY --from=", 0) == 0 && instruction.find("/hbingest") != std::string::npos)
+      copies_binary = true;
   }
   EXPECT_TRUE(copies_binary) << "the runtime stage copies the binary from the builder";
   EXPECT_EQ(entrypoint, R"(["hbingest"])");
@@ -188,8 +189,8 @@ TEST(ContainerImage, RuntimePackagesCoverEverySharedLibrary) {
     ASSERT_NE(owner, packages.end()) << path << " belongs to no Debian package: the image could not provide it";
     const std::string& package = owner->second;
     ++checked;
-    EXPECT_TRUE(closure.contains(package)) << soname << " comes from " << package
-                                           << ", which the runtime stage neither installs nor pulls in";
+    EXPECT_TRUE(closure.contains(package))
+        << soname << " comes from " << package << ", which the runtime stage neither installs nor pulls in";
     // Libraries the binary links directly are listed by name, not left to a dependency's dependency.
     if (direct.contains(soname)) {
       EXPECT_TRUE(listed.contains(package)) << soname << ": list " << package;

@@ -62,7 +62,8 @@ CommandResult run(const std::vector<std::string>& argv, const std::map<std::stri
   if (!pipe) throw std::runtime_error("popen failed for '" + command + "': " + std::strerror(errno));
   CommandResult result;
   std::array<char, 4096> buffer{};
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe.get())) result.output.append(buffer.data(), n);
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe.get()))
+    result.output.append(buffer.data(), n);
   const int status = pclose(pipe.release());
   result.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
   return result;
@@ -121,8 +122,8 @@ const std::map<std::string, MetricFamilyInfo>& daemon_metric_families() {
       std::smatch match;
       if (std::regex_match(line, match, kType)) {
         const std::string type = match[2];
-        out[match[1]].type = type == "counter" ? MetricType::counter
-                             : type == "gauge" ? MetricType::gauge
+        out[match[1]].type = type == "counter"     ? MetricType::counter
+                             : type == "gauge"     ? MetricType::gauge
                              : type == "histogram" ? MetricType::histogram
                                                    : MetricType::other;
       } else if (!line.starts_with("#") && std::regex_match(line, match, kSample)) {

@@ -76,7 +76,8 @@ TEST(GrafanaDashboard, CoversTheKeyMetrics) {
   for (const auto& expr : panel_exprs(load_dashboard())) all += expr + "\n";
   for (const char* needle :
        {"hbingest_events_consumed_total", "hbingest_rows_written_all_total", "hbingest_dead_letters_total",
-        "hbingest_events_invalid_total", "histogram_quantile(0.99, sum by (le) (rate(hbingest_write_latency_seconds_bucket",
+        "hbingest_events_invalid_total",
+        "histogram_quantile(0.99, sum by (le) (rate(hbingest_write_latency_seconds_bucket",
         "histogram_quantile(0.5, sum by (le) (rate(hbingest_write_latency_seconds_bucket",
         "hbingest_end_to_end_latency_seconds_bucket", "hbingest_inflight_events", "hbingest_paused_partitions",
         "max by (topic, partition) (hbingest_consumer_lag", "sum by (bucket) (rate(hbingest_salt_bucket_rows_total",
@@ -91,8 +92,8 @@ TEST(GrafanaDashboard, ExpressionsParse) {
   std::string rules = "groups:\n  - name: dashboard\n    rules:\n";
   int n = 0;
   for (const auto& expr : panel_exprs(load_dashboard())) {
-    rules += "      - record: dashboard_expr_" + std::to_string(++n) + "\n        expr: " +
-             nlohmann::json(concrete(expr)).dump() + "\n";
+    rules += "      - record: dashboard_expr_" + std::to_string(++n) +
+             "\n        expr: " + nlohmann::json(concrete(expr)).dump() + "\n";
   }
   const TempDir dir;
   write_file(dir.path() / "dashboard_rules.yml", rules);

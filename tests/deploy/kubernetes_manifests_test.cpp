@@ -109,9 +109,9 @@ TEST(KubernetesManifests, EveryObjectParsesAndNamesItself) {
     EXPECT_FALSE(m.node["metadata"]["name"].as<std::string>("").empty()) << m.file << ": metadata.name";
     kinds.insert(m.node["apiVersion"].as<std::string>("") + "/" + m.node["kind"].as<std::string>(""));
   }
-  for (const char* kind : {"apps/v1/Deployment", "v1/ConfigMap", "v1/Secret", "v1/Service", "policy/v1/PodDisruptionBudget",
-                           "monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PodMonitor",
-                           "kustomize.config.k8s.io/v1beta1/Kustomization"}) {
+  for (const char* kind : {"apps/v1/Deployment", "v1/ConfigMap", "v1/Secret", "v1/Service",
+                           "policy/v1/PodDisruptionBudget", "monitoring.coreos.com/v1/ServiceMonitor",
+                           "monitoring.coreos.com/v1/PodMonitor", "kustomize.config.k8s.io/v1beta1/Kustomization"}) {
     EXPECT_TRUE(kinds.contains(kind)) << "missing " << kind;
   }
 }
@@ -120,7 +120,8 @@ TEST(KubernetesManifests, KustomizationResourcesExist) {
   const auto kustomization = find_kind(load_manifests(), "Kustomization");
   ASSERT_TRUE(kustomization["resources"].IsSequence());
   for (const auto& resource : kustomization["resources"]) {
-    EXPECT_TRUE(std::filesystem::is_regular_file(manifest_dir() / resource.as<std::string>())) << resource.as<std::string>();
+    EXPECT_TRUE(std::filesystem::is_regular_file(manifest_dir() / resource.as<std::string>()))
+        << resource.as<std::string>();
   }
 }
 
@@ -216,7 +217,8 @@ TEST(KubernetesManifests, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) 
   const std::filesystem::path config_in_pod = args[2];
   std::string volume_name;
   for (const auto& mount : container["volumeMounts"]) {
-    if (mount["mountPath"].as<std::string>() == config_in_pod.parent_path().string()) volume_name = mount["name"].as<std::string>();
+    if (mount["mountPath"].as<std::string>() == config_in_pod.parent_path().string())
+      volume_name = mount["name"].as<std::string>();
   }
   ASSERT_FALSE(volume_name.empty()) << "no volume mounted at " << config_in_pod.parent_path();
   YAML::Node volume;

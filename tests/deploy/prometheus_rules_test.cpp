@@ -51,15 +51,19 @@ TEST(PrometheusRules, AlertsCoverTheFailureModesAndUseExportedMetrics) {
   }
   // docs/operations.md explains each alert under its name.
   const std::string docs = read_file(source_dir() / "docs" / "operations.md");
-  for (const auto& alert : alerts) EXPECT_NE(docs.find(alert), std::string::npos) << alert << " not in docs/operations.md";
+  for (const auto& alert : alerts)
+    EXPECT_NE(docs.find(alert), std::string::npos) << alert << " not in docs/operations.md";
 }
 
 // The name check itself must reject what the daemon does not export.
 TEST(PrometheusRules, NameCheckRejectsUnknownMetricsAndLabels) {
   EXPECT_TRUE(check_promql_names("sum by (topic) (rate(hbingest_events_consumed_total[5m]))").empty());
-  EXPECT_TRUE(check_promql_names("histogram_quantile(0.9, sum by (le) (rate(hbingest_write_latency_seconds_bucket[5m])))").empty());
+  EXPECT_TRUE(
+      check_promql_names("histogram_quantile(0.9, sum by (le) (rate(hbingest_write_latency_seconds_bucket[5m])))")
+          .empty());
   EXPECT_FALSE(check_promql_names("rate(hbingest_events_total[5m])").empty());
-  EXPECT_FALSE(check_promql_names("rate(hbingest_events_consumed_total_bucket[5m])").empty()) << "a counter has no buckets";
+  EXPECT_FALSE(check_promql_names("rate(hbingest_events_consumed_total_bucket[5m])").empty())
+      << "a counter has no buckets";
   EXPECT_FALSE(check_promql_names("sum by (shard) (hbingest_consumer_lag)").empty());
   EXPECT_FALSE(check_promql_names("hbingest_dead_letters_total{result=\"failed\"}").empty());
   // Matchers are checked against the family's own labels: endpoint exists, but not on the lag.

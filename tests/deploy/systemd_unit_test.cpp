@@ -49,7 +49,8 @@ int seconds_of(const std::string& value) {
 }
 
 // The unit with ExecStart/ExecStartPre pointing at the built binary, so verify can check it exists.
-std::filesystem::path installable_copy(const TempDir& dir, const std::string& name, const std::string& extra_line = {}) {
+std::filesystem::path installable_copy(const TempDir& dir, const std::string& name,
+                                       const std::string& extra_line = {}) {
   std::string text = read_file(unit_path(name));
   for (auto pos = text.find(kInstalledBinary); pos != std::string::npos; pos = text.find(kInstalledBinary, pos)) {
     text.replace(pos, std::strlen(kInstalledBinary), hbingest_binary().string());
@@ -98,13 +99,25 @@ TEST_P(SystemdUnitTest, VerifyReportsAnInjectedMistake) {
 TEST_P(SystemdUnitTest, HasTheLifecycleAndHardeningDirectives) {
   const auto d = directives(read_file(unit_path(GetParam())));
   const std::map<std::string, std::string> expected = {
-      {"Type", "notify"},          {"NotifyAccess", "main"},         {"DynamicUser", "yes"},
-      {"ProtectSystem", "strict"}, {"ProtectHome", "yes"},           {"NoNewPrivileges", "yes"},
-      {"PrivateTmp", "yes"},       {"PrivateDevices", "yes"},        {"ProtectKernelTunables", "yes"},
-      {"ProtectKernelModules", "yes"}, {"ProtectKernelLogs", "yes"}, {"ProtectControlGroups", "yes"},
-      {"RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"},       {"CapabilityBoundingSet", ""},
-      {"MemoryDenyWriteExecute", "yes"}, {"LockPersonality", "yes"}, {"Restart", "on-failure"},
-      {"ExecReload", "/bin/kill -HUP $MAINPID"},                    {"ConfigurationDirectory", "hbingest"},
+      {"Type", "notify"},
+      {"NotifyAccess", "main"},
+      {"DynamicUser", "yes"},
+      {"ProtectSystem", "strict"},
+      {"ProtectHome", "yes"},
+      {"NoNewPrivileges", "yes"},
+      {"PrivateTmp", "yes"},
+      {"PrivateDevices", "yes"},
+      {"ProtectKernelTunables", "yes"},
+      {"ProtectKernelModules", "yes"},
+      {"ProtectKernelLogs", "yes"},
+      {"ProtectControlGroups", "yes"},
+      {"RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"},
+      {"CapabilityBoundingSet", ""},
+      {"MemoryDenyWriteExecute", "yes"},
+      {"LockPersonality", "yes"},
+      {"Restart", "on-failure"},
+      {"ExecReload", "/bin/kill -HUP $MAINPID"},
+      {"ConfigurationDirectory", "hbingest"},
   };
   for (const auto& [key, value] : expected) {
     EXPECT_EQ(d.count(key), 1u) << key << " missing or repeated";

@@ -36,9 +36,11 @@ TcpForwarder::TcpForwarder(const std::string& listen_host, const std::string& ta
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
   addrinfo* found = nullptr;
-  if (getaddrinfo(listen_host.c_str(), "0", &hints, &found) != 0) throw std::runtime_error("forwarder: bad host " + listen_host);
+  if (getaddrinfo(listen_host.c_str(), "0", &hints, &found) != 0)
+    throw std::runtime_error("forwarder: bad host " + listen_host);
   listener_ = socket(found->ai_family, SOCK_STREAM, 0);
-  const bool bound = listener_ >= 0 && bind(listener_, found->ai_addr, found->ai_addrlen) == 0 && listen(listener_, 16) == 0;
+  const bool bound =
+      listener_ >= 0 && bind(listener_, found->ai_addr, found->ai_addrlen) == 0 && listen(listener_, 16) == 0;
   freeaddrinfo(found);
   if (!bound) throw std::runtime_error("forwarder: cannot listen on " + listen_host + ": " + std::strerror(errno));
   sockaddr_storage address{};

@@ -19,8 +19,9 @@ gen::TTableName table_name(const std::string& ns, const std::string& table) {
 }
 
 gen::TBloomFilterType::type bloom_type(const std::string& name) {
-  static const std::map<std::string, gen::TBloomFilterType::type> kTypes = {
-      {"NONE", gen::TBloomFilterType::NONE}, {"ROW", gen::TBloomFilterType::ROW}, {"ROWCOL", gen::TBloomFilterType::ROWCOL}};
+  static const std::map<std::string, gen::TBloomFilterType::type> kTypes = {{"NONE", gen::TBloomFilterType::NONE},
+                                                                            {"ROW", gen::TBloomFilterType::ROW},
+                                                                            {"ROWCOL", gen::TBloomFilterType::ROWCOL}};
   const auto it = kTypes.find(name);
   if (it == kTypes.end()) throw std::invalid_argument("unknown bloom filter type '" + name + "' (NONE, ROW, ROWCOL)");
   return it->second;
@@ -28,9 +29,9 @@ gen::TBloomFilterType::type bloom_type(const std::string& name) {
 
 gen::TCompressionAlgorithm::type compression_type(const std::string& name) {
   static const std::map<std::string, gen::TCompressionAlgorithm::type> kTypes = {
-      {"NONE", gen::TCompressionAlgorithm::NONE}, {"GZ", gen::TCompressionAlgorithm::GZ},
+      {"NONE", gen::TCompressionAlgorithm::NONE},     {"GZ", gen::TCompressionAlgorithm::GZ},
       {"SNAPPY", gen::TCompressionAlgorithm::SNAPPY}, {"LZ4", gen::TCompressionAlgorithm::LZ4},
-      {"ZSTD", gen::TCompressionAlgorithm::ZSTD}, {"BZIP2", gen::TCompressionAlgorithm::BZIP2},
+      {"ZSTD", gen::TCompressionAlgorithm::ZSTD},     {"BZIP2", gen::TCompressionAlgorithm::BZIP2},
       {"LZO", gen::TCompressionAlgorithm::LZO}};
   const auto it = kTypes.find(name);
   if (it == kTypes.end()) throw std::invalid_argument("unknown compression '" + name + "'");
@@ -39,10 +40,14 @@ gen::TCompressionAlgorithm::type compression_type(const std::string& name) {
 
 std::string bloom_name(gen::TBloomFilterType::type type) {
   switch (type) {
-    case gen::TBloomFilterType::NONE: return "NONE";
-    case gen::TBloomFilterType::ROW: return "ROW";
-    case gen::TBloomFilterType::ROWCOL: return "ROWCOL";
-    case gen::TBloomFilterType::ROWPREFIX_FIXED_LENGTH: return "ROWPREFIX_FIXED_LENGTH";
+    case gen::TBloomFilterType::NONE:
+      return "NONE";
+    case gen::TBloomFilterType::ROW:
+      return "ROW";
+    case gen::TBloomFilterType::ROWCOL:
+      return "ROWCOL";
+    case gen::TBloomFilterType::ROWPREFIX_FIXED_LENGTH:
+      return "ROWPREFIX_FIXED_LENGTH";
   }
   return "UNKNOWN";
 }

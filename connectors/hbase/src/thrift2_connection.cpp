@@ -39,13 +39,22 @@ bool is_retriable_hbase_message(const std::string& message) {
   // HBase reports server-side conditions as TIOError text; these names are the transient ones
   // (the client side of HBase would retry them too). A missing table or family is an operator
   // problem, not bad data: retrying (and alerting) keeps the rows out of the dead-letter topic.
-  static constexpr std::array<std::string_view, 16> kTransient = {
-      "TableNotFoundException",   "NoSuchColumnFamilyException",
-      "RegionTooBusyException",   "NotServingRegionException", "RegionMovedException",
-      "RegionOpeningException",   "ServerNotRunningYetException", "RetriesExhaustedException",
-      "CallQueueTooBigException", "CallTimeoutException",      "ConnectException",
-      "SocketTimeoutException",   "PleaseHoldException",       "RegionServerStoppedException",
-      "TableNotEnabledException", "Connection refused"};
+  static constexpr std::array<std::string_view, 16> kTransient = {"TableNotFoundException",
+                                                                  "NoSuchColumnFamilyException",
+                                                                  "RegionTooBusyException",
+                                                                  "NotServingRegionException",
+                                                                  "RegionMovedException",
+                                                                  "RegionOpeningException",
+                                                                  "ServerNotRunningYetException",
+                                                                  "RetriesExhaustedException",
+                                                                  "CallQueueTooBigException",
+                                                                  "CallTimeoutException",
+                                                                  "ConnectException",
+                                                                  "SocketTimeoutException",
+                                                                  "PleaseHoldException",
+                                                                  "RegionServerStoppedException",
+                                                                  "TableNotEnabledException",
+                                                                  "Connection refused"};
   for (auto needle : kTransient) {
     if (message.find(needle) != std::string::npos) return true;
   }
@@ -114,8 +123,8 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed: " + message, where, operation,
                      is_retriable_hbase_message(message));
   } catch (const thrift2::gen::TIllegalArgument& e) {
-    throw HBaseError("HBase " + std::string(operation) + " via " + where + " rejected an argument: " + e.message,
-                     where, operation, false);
+    throw HBaseError("HBase " + std::string(operation) + " via " + where + " rejected an argument: " + e.message, where,
+                     operation, false);
   } catch (const apache::thrift::TApplicationException& e) {
     // The server's handler threw something other than an IOException — in practice HBase's client
     // rejecting the data (IllegalArgumentException: "Row length 40000 is > 32767", cell too big).

@@ -1,9 +1,9 @@
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 
+#include <spdlog/spdlog.h>
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <spdlog/spdlog.h>
 
 #include "thrift2_connection.h"
 #include "thrift2_conversions.h"
@@ -38,7 +38,8 @@ class ConnectionPool {
 
   class Lease {
    public:
-    Lease(ConnectionPool& pool, std::size_t endpoint) : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint)) {}
+    Lease(ConnectionPool& pool, std::size_t endpoint)
+        : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint)) {}
     ~Lease() { pool_.release(endpoint_, std::move(connection_)); }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -173,7 +174,8 @@ class Thrift2RowScanner final : public RowScanner {
       endpoint_ = pool_.next_endpoint();
       try {
         ConnectionPool::Lease connection(pool_, endpoint_);
-        scanner_id_ = connection->call("openScanner", [&](auto& client) { return client.openScanner(request_.table, scan); });
+        scanner_id_ =
+            connection->call("openScanner", [&](auto& client) { return client.openScanner(request_.table, scan); });
         break;
       } catch (const HBaseError& e) {
         if (!e.retriable() || attempt + 1 >= pool_.endpoints()) throw;

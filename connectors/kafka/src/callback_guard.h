@@ -4,8 +4,8 @@
 // the next rethrow_pending() (from poll/flush); later ones are logged. Not thread-safe: librdkafka
 // serves callbacks on the thread that polls.
 
-#include <exception>
 #include <spdlog/spdlog.h>
+#include <exception>
 #include <string>
 #include <utility>
 

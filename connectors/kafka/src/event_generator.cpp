@@ -26,14 +26,22 @@ constexpr int kInvalidKinds = 6;
 
 std::string_view to_string(EventKind kind) noexcept {
   switch (kind) {
-    case EventKind::kLogin: return "login";
-    case EventKind::kOrder: return "order";
-    case EventKind::kBadJson: return "bad_json";
-    case EventKind::kMissingEventId: return "missing_event_id";
-    case EventKind::kMissingTs: return "missing_ts";
-    case EventKind::kBinaryGarbage: return "binary_garbage";
-    case EventKind::kOverlongEventId: return "overlong_event_id";
-    case EventKind::kUnknownType: return "unknown_type";
+    case EventKind::kLogin:
+      return "login";
+    case EventKind::kOrder:
+      return "order";
+    case EventKind::kBadJson:
+      return "bad_json";
+    case EventKind::kMissingEventId:
+      return "missing_event_id";
+    case EventKind::kMissingTs:
+      return "missing_ts";
+    case EventKind::kBinaryGarbage:
+      return "binary_garbage";
+    case EventKind::kOverlongEventId:
+      return "overlong_event_id";
+    case EventKind::kUnknownType:
+      return "unknown_type";
   }
   return "unknown";
 }
@@ -79,8 +87,8 @@ std::uint64_t EventGenerator::below(std::uint64_t n) {
 std::uint32_t EventGenerator::zipf_user() {
   const double u = unit();
   const auto it = std::upper_bound(zipf_cdf_.begin(), zipf_cdf_.end(), u);
-  const auto rank = static_cast<std::uint32_t>(std::min<std::ptrdiff_t>(
-      it - zipf_cdf_.begin(), static_cast<std::ptrdiff_t>(zipf_cdf_.size()) - 1));
+  const auto rank = static_cast<std::uint32_t>(
+      std::min<std::ptrdiff_t>(it - zipf_cdf_.begin(), static_cast<std::ptrdiff_t>(zipf_cdf_.size()) - 1));
   // Rank 0 is the most active user; scatter ranks over ids so that popular users are not
   // u000000, u000001...: a fixed odd multiplier is a bijection modulo a power of two, and the
   // rejection loop keeps it one within [0, users).
@@ -105,8 +113,8 @@ std::string EventGenerator::login_json(std::int64_t ts, const std::string& user,
   if (with_event_id) j["event_id"] = event_id;
   if (with_ts) j["ts"] = ts;
   j["user_id"] = user;
-  j["ip"] = "10." + std::to_string(below(256)) + "." + std::to_string(below(256)) + "." +
-            std::to_string(1 + below(254));
+  j["ip"] =
+      "10." + std::to_string(below(256)) + "." + std::to_string(below(256)) + "." + std::to_string(1 + below(254));
   j["device"] = kDevices[below(kDevices.size())];
   j["success"] = unit() < 0.92;
   return j.dump();

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "hbingest/connectors/kafka_error.h"
 #include "callback_guard.h"
+#include "hbingest/connectors/kafka_error.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
 
@@ -83,8 +83,8 @@ class KafkaProducer::Impl {
       if (!record.headers.empty()) {
         headers.reset(rd_kafka_headers_new(record.headers.size()));
         for (const auto& [name, value] : record.headers) {
-          check_error(rd_kafka_header_add(headers.get(), name.data(), static_cast<ssize_t>(name.size()),
-                                          value.data(), static_cast<ssize_t>(value.size())),
+          check_error(rd_kafka_header_add(headers.get(), name.data(), static_cast<ssize_t>(name.size()), value.data(),
+                                          static_cast<ssize_t>(value.size())),
                       context + ": header " + name, rk_.get());
         }
       }
@@ -249,8 +249,7 @@ bool KafkaProducer::flush(std::chrono::milliseconds timeout) { return impl_->flu
 std::size_t KafkaProducer::in_flight() const noexcept { return impl_->in_flight(); }
 
 bool KafkaProducer::create_topic(const std::string& topic, int partitions, int replication_factor,
-                                 const std::map<std::string, std::string>& configs,
-                                 std::chrono::milliseconds timeout) {
+                                 const std::map<std::string, std::string>& configs, std::chrono::milliseconds timeout) {
   return impl_->create_topic(topic, partitions, replication_factor, configs, timeout);
 }
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "hbingest/connectors/kafka_error.h"
 #include "callback_guard.h"
+#include "hbingest/connectors/kafka_error.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
 
@@ -62,8 +62,7 @@ class KafkaSource::Impl {
  public:
   explicit Impl(KafkaSourceOptions options) : options_(std::move(options)) {
     if (options_.topics.empty()) throw std::invalid_argument("kafka consumer: topics: at least one topic is required");
-    const bool has_bootstrap =
-        !options_.bootstrap_servers.empty() || options_.properties.contains("bootstrap.servers");
+    const bool has_bootstrap = !options_.bootstrap_servers.empty() || options_.properties.contains("bootstrap.servers");
     if (!has_bootstrap) throw std::invalid_argument("kafka consumer: bootstrap_servers is required");
     if (options_.group_id.empty() && !options_.properties.contains("group.id")) {
       throw std::invalid_argument("kafka consumer: group_id is required");
@@ -195,9 +194,9 @@ class KafkaSource::Impl {
     if (partitions.empty()) return;
     const auto list = detail::to_partition_list(partitions);
     const std::string context = std::string("kafka consumer: ") + (pause ? "pause " : "resume ") + describe(partitions);
-    check_error(pause ? rd_kafka_pause_partitions(rk_.get(), list.get())
-                      : rd_kafka_resume_partitions(rk_.get(), list.get()),
-                context, rk_.get());
+    check_error(
+        pause ? rd_kafka_pause_partitions(rk_.get(), list.get()) : rd_kafka_resume_partitions(rk_.get(), list.get()),
+        context, rk_.get());
     check_partition_errors(list.get(), context);
   }
 
@@ -287,7 +286,8 @@ class KafkaSource::Impl {
     for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
       if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         result.partition_err = offsets->elems[i].err;
-        result.partition = std::string(offsets->elems[i].topic) + "[" + std::to_string(offsets->elems[i].partition) + "]";
+        result.partition =
+            std::string(offsets->elems[i].topic) + "[" + std::to_string(offsets->elems[i].partition) + "]";
         break;
       }
     }
@@ -295,7 +295,8 @@ class KafkaSource::Impl {
 
   // Commit, pause and resume stay allowed while closing (from inside on_revoked).
   void ensure_open(const char* operation) const {
-    if (state_ == State::kClosed) throw std::logic_error(std::string("kafka consumer: ") + operation + "() after close()");
+    if (state_ == State::kClosed)
+      throw std::logic_error(std::string("kafka consumer: ") + operation + "() after close()");
   }
 
   void log_limited(rd_kafka_resp_err_t err, const std::string& what) {
@@ -362,7 +363,8 @@ class KafkaSource::Impl {
         }
       });
       if (!tps.empty()) spdlog::info("kafka consumer: assigned {}", describe(tps));
-      if (impl.listener_ != nullptr && impl.state_ == State::kOpen) impl.guard_.guarded("on_assigned", [&] { impl.listener_->on_assigned(tps); });
+      if (impl.listener_ != nullptr && impl.state_ == State::kOpen)
+        impl.guard_.guarded("on_assigned", [&] { impl.listener_->on_assigned(tps); });
       return;
     }
     if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {

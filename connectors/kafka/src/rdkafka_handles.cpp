@@ -54,10 +54,10 @@ void check_error(rd_kafka_resp_err_t err, std::string_view context, rd_kafka_t* 
 void check_error(ErrorPtr error, std::string_view context) {
   if (!error) return;
   const rd_kafka_resp_err_t err = rd_kafka_error_code(error.get());
-  throw KafkaError(static_cast<int>(err), rd_kafka_error_name(error.get()), rd_kafka_error_is_fatal(error.get()) != 0,
-                   rd_kafka_error_is_retriable(error.get()) != 0,
-                   std::string(context) + ": " + rd_kafka_error_string(error.get()) + " (" +
-                       rd_kafka_error_name(error.get()) + ")");
+  throw KafkaError(
+      static_cast<int>(err), rd_kafka_error_name(error.get()), rd_kafka_error_is_fatal(error.get()) != 0,
+      rd_kafka_error_is_retriable(error.get()) != 0,
+      std::string(context) + ": " + rd_kafka_error_string(error.get()) + " (" + rd_kafka_error_name(error.get()) + ")");
 }
 
 void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string_view what) {

@@ -11,8 +11,8 @@ QueryMetrics::QueryMetrics(prometheus::Registry& registry)
                    .Name("hbingest_query_latency_seconds")
                    .Help("Query latency.")
                    .Register(registry)
-                   .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                                    1, 2.5, 5, 10})),
+                   .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                                    2.5, 5, 10})),
       rows_(prometheus::BuildHistogram()
                 .Name("hbingest_query_rows")
                 .Help("Rows returned per query.")

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "query_metrics.h"
 
 namespace hbingest::app {
@@ -39,9 +39,10 @@ struct QueryService::Impl {
         scanners(connectors::make_thrift2_scanner_factory(thrift2_options(config.hbase), config.query.concurrency)),
         observer(registry ? std::make_unique<QueryMetrics>(*registry) : nullptr),
         engine(*scanners, engine_options(config.query), observer.get()),
-        handler(engine, [this](std::string_view id) { return lookup(id); },
-                server::EventsHandlerOptions{config.query.default_limit, config.query.max_limit,
-                                            config.http.max_concurrent_queries, config.http.bearer_token}) {
+        handler(
+            engine, [this](std::string_view id) { return lookup(id); },
+            server::EventsHandlerOptions{config.query.default_limit, config.query.max_limit,
+                                         config.http.max_concurrent_queries, config.http.bearer_token}) {
     for (const auto& route : router.routes()) {
       specs.emplace(route.get(), std::make_shared<const keyspec::KeySpec>(route->spec));
     }
@@ -68,7 +69,9 @@ QueryService::QueryService(const config::Config& config, const ingest::Router& r
     : impl_(std::make_unique<Impl>(config, router, registry)) {}
 QueryService::~QueryService() = default;
 
-std::optional<query::EventRoute> QueryService::route(std::string_view event_id) const { return impl_->lookup(event_id); }
+std::optional<query::EventRoute> QueryService::route(std::string_view event_id) const {
+  return impl_->lookup(event_id);
+}
 query::QueryEngine& QueryService::engine() { return impl_->engine; }
 
 void QueryService::mount(server::HttpServer& server) {

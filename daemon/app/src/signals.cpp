@@ -1,9 +1,9 @@
 #include "hbingest/app/signals.h"
 
-#include <csignal>
-#include <cstdlib>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <csignal>
+#include <cstdlib>
 
 namespace hbingest::app {
 

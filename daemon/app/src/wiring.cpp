@@ -48,8 +48,10 @@ connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& 
 
 connectors::WriteOptions write_options(const config::WriterConfig& writer) {
   static const std::map<std::string, connectors::Durability> kDurability = {
-      {"USE_DEFAULT", connectors::Durability::use_default}, {"SKIP_WAL", connectors::Durability::skip_wal},
-      {"ASYNC_WAL", connectors::Durability::async_wal},     {"SYNC_WAL", connectors::Durability::sync_wal},
+      {"USE_DEFAULT", connectors::Durability::use_default},
+      {"SKIP_WAL", connectors::Durability::skip_wal},
+      {"ASYNC_WAL", connectors::Durability::async_wal},
+      {"SYNC_WAL", connectors::Durability::sync_wal},
       {"FSYNC_WAL", connectors::Durability::fsync_wal}};
   const auto it = kDurability.find(writer.durability);
   if (it == kDurability.end()) throw std::invalid_argument("unknown durability '" + writer.durability + "'");
@@ -63,7 +65,8 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer) {
 ingest::PipelineOptions pipeline_options(const config::Config& config) {
   ingest::PipelineOptions options;
   options.decode = config.decode;
-  options.batch = ingest::BatchLimits{config.writer.batch_max_rows, config.writer.batch_max_bytes, config.writer.linger};
+  options.batch =
+      ingest::BatchLimits{config.writer.batch_max_rows, config.writer.batch_max_bytes, config.writer.linger};
   options.flow = ingest::FlowLimits{config.writer.max_inflight_rows, config.writer.max_inflight_bytes,
                                     config.writer.max_inflight_rows_per_partition};
   options.poll_batch = config.kafka.poll_batch;

@@ -15,10 +15,14 @@ constexpr std::int64_t kMaxCellTimeMs = 253402300799999;
 
 keyspec::TimeInput time_input(config::TimeFormat format) {
   switch (format) {
-    case config::TimeFormat::auto_detect: return keyspec::TimeInput::Auto;
-    case config::TimeFormat::epoch_ms: return keyspec::TimeInput::EpochMs;
-    case config::TimeFormat::epoch_s: return keyspec::TimeInput::EpochS;
-    case config::TimeFormat::rfc3339: return keyspec::TimeInput::Rfc3339;
+    case config::TimeFormat::auto_detect:
+      return keyspec::TimeInput::Auto;
+    case config::TimeFormat::epoch_ms:
+      return keyspec::TimeInput::EpochMs;
+    case config::TimeFormat::epoch_s:
+      return keyspec::TimeInput::EpochS;
+    case config::TimeFormat::rfc3339:
+      return keyspec::TimeInput::Rfc3339;
   }
   return keyspec::TimeInput::Auto;
 }
@@ -83,8 +87,8 @@ const keyspec::EventFields& EventDecoder::fields() const { return impl_->fields;
 std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage& message, DecodedEvent& out) {
   const auto& config = impl_->config;
   if (message.payload.size() > config.max_event_bytes) {
-    return InvalidEvent{"too_large", "event is " + std::to_string(message.payload.size()) + " bytes, max_event_bytes is " +
-                                         std::to_string(config.max_event_bytes)};
+    return InvalidEvent{"too_large", "event is " + std::to_string(message.payload.size()) +
+                                         " bytes, max_event_bytes is " + std::to_string(config.max_event_bytes)};
   }
   impl_->fields.fallback_time_ms_.reset();
   keyspec::JsonEvent& json = impl_->fields.json_;

@@ -267,15 +267,17 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   } catch (const std::exception& e) {
     // Stored but not committed: a restart re-reads and rewrites identical cells. Not data loss.
     observer_.on_commit_failure();
-    spdlog::error("offset commit failed (rows are written but not committed; they will be rewritten after a "
-                  "restart): {}",
-                  e.what());
+    spdlog::error(
+        "offset commit failed (rows are written but not committed; they will be rewritten after a "
+        "restart): {}",
+        e.what());
   }
 }
 
 void Pipeline::update_flow_control() {
   const FlowLimits& writer = options_.flow;
-  const bool over_total = tracker_.pending_total() >= writer.max_inflight_rows || inflight_bytes_ >= writer.max_inflight_bytes;
+  const bool over_total =
+      tracker_.pending_total() >= writer.max_inflight_rows || inflight_bytes_ >= writer.max_inflight_bytes;
   const bool under_total = tracker_.pending_total() < writer.max_inflight_rows * kResumeFraction &&
                            inflight_bytes_ < writer.max_inflight_bytes * kResumeFraction;
   std::vector<TopicPartition> to_pause;

@@ -45,7 +45,8 @@ void remove_partitions(prometheus::Family<prometheus::Gauge>& family,
 
 PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms)
     : now_ms_(std::move(now_ms)),
-      consumed_(counter(registry, "hbingest_events_consumed_total", "Events read from Kafka, by topic and event type.")),
+      consumed_(
+          counter(registry, "hbingest_events_consumed_total", "Events read from Kafka, by topic and event type.")),
       consumed_bytes_(counter(registry, "hbingest_consumed_bytes_total", "Payload bytes read from Kafka, by topic.")),
       invalid_(counter(registry, "hbingest_events_invalid_total", "Events rejected before HBase, by reason.")),
       dead_letters_(counter(registry, "hbingest_dead_letters_total", "Dead letters by outcome (delivered, failed).")),
@@ -53,7 +54,8 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                        "Events skipped because they were older than the TTL on arrival.")
                    .Add({})),
       rows_written_(counter(registry, "hbingest_rows_written_total", "Rows HBase acknowledged, by Thrift2 endpoint.")),
-      rows_written_total_(counter(registry, "hbingest_rows_written_all_total", "Rows HBase acknowledged, all endpoints.").Add({})),
+      rows_written_total_(
+          counter(registry, "hbingest_rows_written_all_total", "Rows HBase acknowledged, all endpoints.").Add({})),
       batches_(counter(registry, "hbingest_batches_written_total", "putMultiple batches HBase acknowledged.").Add({})),
       batch_rows_(histogram(registry, "hbingest_batch_rows", "Rows per written batch.",
                             {1, 10, 50, 100, 250, 500, 1000, 2500, 5000})),
@@ -64,12 +66,17 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
       end_to_end_latency_(histogram(registry, "hbingest_end_to_end_latency_seconds",
                                     "Event time to HBase acknowledgement (oldest row of each batch).",
                                     {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 600})),
-      retries_(counter(registry, "hbingest_write_retries_total", "Failed HBase calls that will be retried, by endpoint.")),
-      rows_rejected_(counter(registry, "hbingest_rows_rejected_total", "Rows HBase refused for good (sent to the DLQ).").Add({})),
-      inflight_rows_(gauge(registry, "hbingest_inflight_events", "Events consumed and not yet stored, dead-lettered or skipped.").Add({})),
+      retries_(
+          counter(registry, "hbingest_write_retries_total", "Failed HBase calls that will be retried, by endpoint.")),
+      rows_rejected_(
+          counter(registry, "hbingest_rows_rejected_total", "Rows HBase refused for good (sent to the DLQ).").Add({})),
+      inflight_rows_(
+          gauge(registry, "hbingest_inflight_events", "Events consumed and not yet stored, dead-lettered or skipped.")
+              .Add({})),
       inflight_bytes_(gauge(registry, "hbingest_inflight_bytes", "Payload bytes of in-flight events.").Add({})),
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
-      committed_offset_(gauge(registry, "hbingest_committed_offset", "Last committed next-offset, by topic and partition.")),
+      committed_offset_(
+          gauge(registry, "hbingest_committed_offset", "Last committed next-offset, by topic and partition.")),
       commit_failures_(counter(registry, "hbingest_commit_failures_total", "Offset commits that failed.").Add({})),
       // A family of its own, not a label on hbingest_commit_failures_total: that series (synchronous
       // commits on revoke and shutdown, the HbingestCommitFailures alert) keeps its identity.
@@ -77,8 +84,10 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                                      "Offset commits that failed, by mode (async: the periodic commits, each covered "
                                      "by the next successful one).")
                                  .Add({{"mode", "async"}})),
-      consumer_lag_(gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),
-      salt_bucket_writes_(counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")) {}
+      consumer_lag_(
+          gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),
+      salt_bucket_writes_(
+          counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")) {}
 
 void PipelineMetrics::on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) {
   auto key = std::make_pair(std::string(topic), std::string(event_type));
@@ -92,7 +101,9 @@ void PipelineMetrics::on_consumed(std::string_view topic, std::string_view event
   it->second.second->Increment(static_cast<double>(bytes));
 }
 
-void PipelineMetrics::on_invalid(std::string_view reason) { invalid_.Add({{"reason", std::string(reason)}}).Increment(); }
+void PipelineMetrics::on_invalid(std::string_view reason) {
+  invalid_.Add({{"reason", std::string(reason)}}).Increment();
+}
 
 void PipelineMetrics::on_dead_letter(bool delivered) {
   dead_letters_.Add({{"outcome", delivered ? "delivered" : "failed"}}).Increment();

@@ -1,6 +1,5 @@
 #include "hbingest/ingest/router.h"
 
-
 namespace hbingest::ingest {
 
 Router::Router(std::vector<Route> routes, std::optional<Route> default_route) {

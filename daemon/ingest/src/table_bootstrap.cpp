@@ -53,7 +53,8 @@ std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std
   constexpr int kPartitions = 1;    // dead letters are rare; one partition keeps them in order
   constexpr int kReplication = -1;  // the broker's default.replication.factor
   constexpr std::chrono::milliseconds kTimeout{30000};
-  const bool created = admin.create_topic(topic, kPartitions, kReplication, {{"max.message.bytes", "10485760"}}, kTimeout);
+  const bool created =
+      admin.create_topic(topic, kPartitions, kReplication, {{"max.message.bytes", "10485760"}}, kTimeout);
   return (created ? "created dead-letter topic " : "dead-letter topic exists: ") + topic;
 }
 

@@ -121,9 +121,8 @@ void ParallelScans::work() {
 std::vector<connectors::ScannedRow> ParallelScans::next(std::size_t i) {
   std::unique_lock lock(mutex_);
   Range& range = ranges_.at(i);
-  const bool ready = ready_cv_.wait_until(lock, deadline_, [&] {
-    return error_ != nullptr || cancelled_ || !range.queue.empty() || range.exhausted;
-  });
+  const bool ready = ready_cv_.wait_until(
+      lock, deadline_, [&] { return error_ != nullptr || cancelled_ || !range.queue.empty() || range.exhausted; });
   if (error_) std::rethrow_exception(error_);
   if (!ready) {
     cancel_locked();
@@ -149,8 +148,7 @@ void ParallelScans::finished(std::size_t i) {
     range.finished = true;
     range.queue.clear();
     if (!range.in_flight) to_close = std::move(range.scanner);
-    while (first_unfinished_ < ranges_.size() &&
-           (ranges_[first_unfinished_].finished)) {
+    while (first_unfinished_ < ranges_.size() && (ranges_[first_unfinished_].finished)) {
       ++first_unfinished_;
     }
     work_cv_.notify_all();

@@ -45,7 +45,11 @@ class Merger {
  public:
   Merger(const Query& query, const std::vector<keyspec::ScanRange>& ranges, detail::ScanSource& source,
          const QueryEngine::RowCallback& on_row)
-      : query_(query), ranges_(ranges), source_(source), on_row_(on_row), event_component_(query.spec->event_component()) {}
+      : query_(query),
+        ranges_(ranges),
+        source_(source),
+        on_row_(on_row),
+        event_component_(query.spec->event_component()) {}
 
   void merge_by_time() {
     cursors_.resize(ranges_.size());
@@ -111,8 +115,8 @@ class Merger {
       const auto prev = std::tie(*cursor.last, cursor.last_key);
       const auto cur = std::tie(*sort, key);
       if (query_.order == Order::desc ? cur > prev : cur < prev) {
-        throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) +
-                         ") of table " + query_.table +
+        throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) + ") of table " +
+                         query_.table +
                          " returned rows out of time order: the plan must fix the components before time "
                          "(query by event), or merge by key");
       }
@@ -237,14 +241,16 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     std::vector<connectors::ScanRequest> requests;
     requests.reserve(ranges.size());
     for (const auto& range : ranges) {
-      requests.push_back(connectors::ScanRequest{.table = query.table,
-                                                 .start_row = range.start,
-                                                 .stop_row = range.stop,
-                                                 .columns = query.columns,
-                                                 .chunk_rows = chunk_rows_for(query, ranges.size(), options_.chunk_rows),
-                                                 .reversed = query.order == Order::desc});
+      requests.push_back(
+          connectors::ScanRequest{.table = query.table,
+                                  .start_row = range.start,
+                                  .stop_row = range.stop,
+                                  .columns = query.columns,
+                                  .chunk_rows = chunk_rows_for(query, ranges.size(), options_.chunk_rows),
+                                  .reversed = query.order == Order::desc});
     }
-    detail::ScannerOpener opener = [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {
+    detail::ScannerOpener opener =
+        [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {
       return std::make_unique<detail::CountedScanner>(factory_.open(request), open_scanners_, observer_);
     };
 
@@ -252,7 +258,8 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     if (options.serial) {
       source = std::make_unique<detail::SerialScans>(std::move(requests), std::move(opener), deadline);
     } else {
-      const std::size_t window = query.merge == MergeBy::key ? static_cast<std::size_t>(options_.concurrency) : ranges.size();
+      const std::size_t window =
+          query.merge == MergeBy::key ? static_cast<std::size_t>(options_.concurrency) : ranges.size();
       source = std::make_unique<detail::ParallelScans>(std::move(requests), std::move(opener), options_.concurrency,
                                                        options_.prefetch_chunks, window, deadline);
     }

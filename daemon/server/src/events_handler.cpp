@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "hbingest/connectors/hbase_types.h"
+#include "hbingest/query/time_arg.h"
 #include "hbingest/server/bearer_auth.h"
 #include "hbingest/server/row_json.h"
-#include "hbingest/query/time_arg.h"
 
 namespace hbingest::server {
 
@@ -114,7 +114,10 @@ class SlotGuard {
 }  // namespace
 
 EventsHandler::EventsHandler(query::QueryEngine& engine, RouteLookup routes, EventsHandlerOptions options)
-    : engine_(engine), routes_(std::move(routes)), options_(std::move(options)), slots_(std::max(0, options_.max_concurrent_queries)) {}
+    : engine_(engine),
+      routes_(std::move(routes)),
+      options_(std::move(options)),
+      slots_(std::max(0, options_.max_concurrent_queries)) {}
 
 HttpResponse EventsHandler::operator()(const HttpRequest& request) {
   if (options_.bearer_token && !server::bearer_token_matches(request, *options_.bearer_token)) {
@@ -162,7 +165,8 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
   }
 
   if (!slots_.try_acquire()) {
-    auto res = error_response(429, "too many concurrent queries (max " + std::to_string(options_.max_concurrent_queries) + ")");
+    auto res = error_response(
+        429, "too many concurrent queries (max " + std::to_string(options_.max_concurrent_queries) + ")");
     res.headers.emplace_back("Retry-After", "1");
     return res;
   }

@@ -48,7 +48,9 @@ void mount_service_endpoints(HttpServer& server, const prometheus::Registry& reg
     response.body = metrics_text(registry, scrape_time);
     return response;
   });
-  server.get("/healthz", [](const HttpRequest&) { return HttpResponse{200, "application/json", R"({"status":"ok"})", {}}; });
+  server.get("/healthz", [](const HttpRequest&) {
+    return HttpResponse{200, "application/json", R"({"status":"ok"})", {}};
+  });
   server.get("/readyz", [readiness = std::move(readiness)](const HttpRequest&) {
     const Readiness state = readiness();
     nlohmann::json body = {{"ready", state.ready}, {"reasons", state.reasons}};

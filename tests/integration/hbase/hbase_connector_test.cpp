@@ -1,7 +1,7 @@
 // Our Thrift2 IDL and connector against a real HBase Thrift2 server (HBINGEST_THRIFT2).
 
-#include <cstdlib>
 #include <gtest/gtest.h>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -32,7 +32,8 @@ std::string unique_table(const std::string& prefix) {
 }
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 RowMutation row(std::string key, std::string value, std::optional<std::int64_t> ttl = std::nullopt) {

@@ -199,7 +199,8 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
 
   // Second consumer in the same group: exactly the uncommitted second halves, nothing before.
   std::size_t expected = 0;
-  for (const auto& [partition, next] : committed_next) expected += static_cast<std::size_t>(kMessages / kPartitions - next);
+  for (const auto& [partition, next] : committed_next)
+    expected += static_cast<std::size_t>(kMessages / kPartitions - next);
   KafkaSource resumed(source_options(topic, group));
   auto messages = poll_until(resumed, expected);
   // Anything extra would be a redelivery of committed offsets; give it a moment to show up.
@@ -284,7 +285,8 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
   ASSERT_FALSE(second_listener.owned.empty()) << "the second member never got a partition";
   EXPECT_FALSE(first_listener.owned.empty());
   std::set<TopicPartition> both = first_listener.owned;
-  for (const auto& tp : second_listener.owned) EXPECT_TRUE(both.insert(tp).second) << "assigned twice: " << tp.partition;
+  for (const auto& tp : second_listener.owned)
+    EXPECT_TRUE(both.insert(tp).second) << "assigned twice: " << tp.partition;
   EXPECT_EQ(both, all_partitions(topic, kPartitions));
   EXPECT_GE(first_listener.revokes, 1);
   EXPECT_TRUE(commit_errors.empty()) << commit_errors.front();
@@ -299,7 +301,9 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignors, KafkaRebalance, ::testing::Values("range", "cooperative-sticky"),
-                         [](const auto& param_info) { return std::string(param_info.param[0] == 'r' ? "Eager" : "Cooperative"); });
+                         [](const auto& param_info) {
+                           return std::string(param_info.param[0] == 'r' ? "Eager" : "Cooperative");
+                         });
 
 // Test-local RAII for the raw librdkafka consumer that reads the dead letters back.
 struct RawDeleter {
@@ -318,7 +322,8 @@ std::map<std::string, std::string> headers_of(rd_kafka_message_t* msg) {
   const char* name = nullptr;
   const void* value = nullptr;
   std::size_t size = 0;
-  for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+  for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
     EXPECT_FALSE(out.contains(name)) << "duplicate header " << name;
     out[name] = std::string(static_cast<const char*>(value), size);
   }
@@ -333,13 +338,21 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
     ASSERT_TRUE(admin.create_topic(dlq, 1, 1, {{"max.message.bytes", "10485760"}}, 30s));
   }
   DeadLetter small;
-  small.original = {.topic = "events", .partition = 2, .offset = 4711, .timestamp_ms = 1, .key = "u000042",
+  small.original = {.topic = "events",
+                    .partition = 2,
+                    .offset = 4711,
+                    .timestamp_ms = 1,
+                    .key = "u000042",
                     .payload = std::string("{\"event_id\":\"lo\xff", 15)};
   small.stage = "decode";
   small.exception_class = "hbingest.InvalidJson";
   small.exception_message = "invalid UTF-8 at byte 14";
   DeadLetter big;
-  big.original = {.topic = "events", .partition = 0, .offset = 9000000000, .timestamp_ms = 1, .key = std::nullopt,
+  big.original = {.topic = "events",
+                  .partition = 0,
+                  .offset = 9000000000,
+                  .timestamp_ms = 1,
+                  .key = std::nullopt,
                   .payload = std::string(5 * 1024 * 1024, 'x')};
   big.stage = "decode";
   big.exception_class = "hbingest.EventTooLarge";
@@ -363,8 +376,7 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
             RD_KAFKA_CONF_OK);
   ASSERT_EQ(rd_kafka_conf_set(conf, "group.id", ("hbi-dlq-reader-" + suffix_).c_str(), errstr.data(), errstr.size()),
             RD_KAFKA_CONF_OK);
-  std::unique_ptr<rd_kafka_t, RawDeleter> consumer(
-      rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr.data(), errstr.size()));
+  std::unique_ptr<rd_kafka_t, RawDeleter> consumer(rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr.data(), errstr.size()));
   ASSERT_TRUE(consumer) << errstr.data();
   std::unique_ptr<rd_kafka_topic_partition_list_t, RawDeleter> assignment(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(assignment.get(), dlq.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;

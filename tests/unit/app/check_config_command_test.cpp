@@ -1,6 +1,6 @@
 // Tests the check-config subcommand of hbingest::app against files written by the test.
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/config/loader.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/config/loader.h"
 
 namespace hbingest::app {
 namespace {

@@ -1,6 +1,6 @@
 // Tests the logging setup of hbingest::app: formats, levels, SIGHUP-style reloads.
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 

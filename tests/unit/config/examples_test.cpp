@@ -1,6 +1,6 @@
 // The shipped examples must load, and docs/configuration.md must carry the current reference.
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,5 +1,5 @@
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -16,8 +16,8 @@ using namespace std::chrono_literals;
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
-using ::testing::Not;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 constexpr const char* kMinimal = R"(kafka:
@@ -31,9 +31,7 @@ routes:
     preset: events
 )";
 
-std::vector<std::string> problems_of(std::string_view yaml) {
-  return try_load_config_text(yaml, "test.yaml").problems;
-}
+std::vector<std::string> problems_of(std::string_view yaml) { return try_load_config_text(yaml, "test.yaml").problems; }
 
 // A problem that names `needle` at line `line`.
 ::testing::Matcher<std::string> problem_at(int line, const std::string& needle) {
@@ -122,7 +120,8 @@ routes:
     table: events
     preset: events
 )");
-  EXPECT_THAT(problems, Contains(problem_at(2, "kafka.bootstrap_server: unknown key (did you mean 'bootstrap_servers'?)")));
+  EXPECT_THAT(problems,
+              Contains(problem_at(2, "kafka.bootstrap_server: unknown key (did you mean 'bootstrap_servers'?)")));
   EXPECT_THAT(problems, Contains(problem_at(2, "kafka.bootstrap_servers: missing required key")));
   EXPECT_THAT(problems, Contains(problem_at(4, "kafka.commit_interval: invalid duration '5': missing unit")));
   EXPECT_THAT(problems, Contains(problem_at(6, "hbase.endpoints[0]: 'nohost' is not host:port")));
@@ -321,10 +320,13 @@ dlq: {unknown_type: default_route, topic: events}
 http: {listen: "localhost"}
 )";
   const auto problems = problems_of(yaml);
-  EXPECT_THAT(problems, Contains(problem_at(11, "writer.retry_initial_backoff: (20s) is larger than writer.retry_max_backoff (10s)")));
-  EXPECT_THAT(problems, Contains(problem_at(14, "writer.max_inflight_rows: (500) is below writer.batch_max_rows (1000)")));
+  EXPECT_THAT(problems, Contains(problem_at(
+                            11, "writer.retry_initial_backoff: (20s) is larger than writer.retry_max_backoff (10s)")));
+  EXPECT_THAT(problems,
+              Contains(problem_at(14, "writer.max_inflight_rows: (500) is below writer.batch_max_rows (1000)")));
   EXPECT_THAT(problems, Contains(problem_at(15, "writer.max_inflight_rows_per_partition: (600) is above")));
-  EXPECT_THAT(problems, Contains(problem_at(17, "writer.max_inflight_bytes: (4MiB) is below writer.batch_max_bytes (8MiB)")));
+  EXPECT_THAT(problems,
+              Contains(problem_at(17, "writer.max_inflight_bytes: (4MiB) is below writer.batch_max_bytes (8MiB)")));
   EXPECT_THAT(problems, Contains(problem_at(18, "query.default_limit: (50) is above query.max_limit (10)")));
   EXPECT_THAT(problems, Contains(problem_at(19, "table.ttl: HBase family TTLs are whole seconds")));
   EXPECT_THAT(problems, Contains(problem_at(20, "dlq.unknown_type: is default_route but no default_route")));
@@ -338,7 +340,8 @@ TEST(Loader, RegexTopicMustBeAlone) {
 hbase: {endpoints: ["h:9090"]}
 routes: [{event_types: [login], table: events, preset: events}]
 )";
-  EXPECT_THAT(problems_of(yaml), ElementsAre(problem_at(1, "kafka.topics: a \"^regex\" subscription must be the only entry")));
+  EXPECT_THAT(problems_of(yaml),
+              ElementsAre(problem_at(1, "kafka.topics: a \"^regex\" subscription must be the only entry")));
 }
 
 TEST(EffectiveConfig, PrintsEveryOptionAndRoundTrips) {
@@ -348,14 +351,15 @@ TEST(EffectiveConfig, PrintsEveryOptionAndRoundTrips) {
     key:
       components: [{name: e, field: event_id}]
 writer: {retry_max_backoff: 1m30s, batch_max_bytes: 3MiB}
-)", "test.yaml");
+)",
+                                   "test.yaml");
   ASSERT_THAT(base.problems, SizeIs(0));
   const std::string effective = effective_config_yaml(base.config);
-  for (const char* key : {"bootstrap_servers:", "statistics_interval: 5s", "namespace: default", "retry_max_backoff: 1m30s",
-                          "batch_max_bytes: 3MiB", "max_inflight_bytes: 256MiB", "time_format: auto",
-                          "cell_timestamp: event_time", "ttl: 10m", "unknown_type: dlq", "listen:",
-                          "max_concurrent_queries: 8", "default_limit: 1000", "format: text",
-                          "shutdown_deadline: 30s", "preset: events", "components:"}) {
+  for (const char* key :
+       {"bootstrap_servers:", "statistics_interval: 5s", "namespace: default", "retry_max_backoff: 1m30s",
+        "batch_max_bytes: 3MiB", "max_inflight_bytes: 256MiB", "time_format: auto", "cell_timestamp: event_time",
+        "ttl: 10m", "unknown_type: dlq", "listen:", "max_concurrent_queries: 8", "default_limit: 1000", "format: text",
+        "shutdown_deadline: 30s", "preset: events", "components:"}) {
     EXPECT_THAT(effective, HasSubstr(key)) << effective;
   }
   const auto again = try_load_config_text(effective, "effective.yaml");
@@ -371,7 +375,8 @@ TEST(EffectiveConfig, RedactsSecrets) {
   const auto result = try_load_config_text(std::string(kMinimal) + R"(http: {bearer_token: "${HBINGEST_TEST_TOKEN}"}
 dlq:
   properties: {sasl.password: "${HBINGEST_TEST_PASSWORD}", linger.ms: "5"}
-)", "test.yaml");
+)",
+                                           "test.yaml");
   ASSERT_THAT(result.problems, SizeIs(0));
   Config config = result.config;
   config.kafka.properties["sasl.jaas.config"] = "jaas-value";

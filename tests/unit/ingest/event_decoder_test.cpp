@@ -29,7 +29,8 @@ TEST(EventDecoder, FieldsBecomeTextCellsNestedValuesCompactJson) {
   EventDecoder decoder({});
   DecodedEvent event;
   ASSERT_FALSE(decoder.decode(message(R"({"event_id":"order","ts":1700000000123,"amount":410.0,"price":12.5,
-      "qty":3,"ok":true,"none":null,"items":[{"sku":"a", "qty":2}],"meta":{"a" : 1}})"), event));
+      "qty":3,"ok":true,"none":null,"items":[{"sku":"a", "qty":2}],"meta":{"a" : 1}})"),
+                              event));
   EXPECT_EQ(event.event_type, "order");
   EXPECT_EQ(event.time_ms, 1700000000123);
   const auto cells = cells_of(event);
@@ -150,10 +151,14 @@ const TimeRow kTimeRows[] = {
 
 const char* input_name(config::TimeFormat format) {
   switch (format) {
-    case config::TimeFormat::auto_detect: return "auto";
-    case config::TimeFormat::epoch_ms: return "epoch_ms";
-    case config::TimeFormat::epoch_s: return "epoch_s";
-    case config::TimeFormat::rfc3339: return "rfc3339";
+    case config::TimeFormat::auto_detect:
+      return "auto";
+    case config::TimeFormat::epoch_ms:
+      return "epoch_ms";
+    case config::TimeFormat::epoch_s:
+      return "epoch_s";
+    case config::TimeFormat::rfc3339:
+      return "rfc3339";
   }
   return "";
 }
@@ -177,8 +182,8 @@ TEST(EventTime, DecoderAndKeySpecReadTheSameInstant) {
 
     // A decimal time component holds any ms >= 0, so its key shows what the key spec read.
     const auto spec = keyspec::KeySpec::from_yaml_text(
-        std::string("components: [{name: t, type: time, field: ts, format: decimal, input: ") +
-            input_name(row.format) + "}]",
+        std::string("components: [{name: t, type: time, field: ts, format: decimal, input: ") + input_name(row.format) +
+            "}]",
         "time-table");
     keyspec::JsonEvent fields;
     ASSERT_FALSE(fields.parse(event));

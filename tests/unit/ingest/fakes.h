@@ -173,9 +173,7 @@ class FakeSink final : public connectors::RowSink {
 
 class FakeDeadLetters final : public connectors::DeadLetterSink {
  public:
-  void send(const connectors::DeadLetter& letter, Done done) override {
-    pending_.push_back({letter, std::move(done)});
-  }
+  void send(const connectors::DeadLetter& letter, Done done) override { pending_.push_back({letter, std::move(done)}); }
   void poll(std::chrono::milliseconds) override {
     if (hold) return;
     auto pending = std::exchange(pending_, {});
@@ -203,7 +201,7 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
   }
 
   std::vector<connectors::DeadLetter> delivered;  // read it after the pipeline stopped
-  bool hold = false;  // keep letters unacknowledged; set before the pipeline starts
+  bool hold = false;                              // keep letters unacknowledged; set before the pipeline starts
   int fail_next = 0;
 
  private:

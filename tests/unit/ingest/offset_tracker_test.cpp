@@ -1,7 +1,7 @@
 #include "hbingest/ingest/offset_tracker.h"
 
-#include <algorithm>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <random>
 
 namespace hbingest::ingest {

@@ -22,8 +22,8 @@ using testing::FakeTable;
 using testing::MockKafkaCluster;
 
 constexpr std::int64_t kNowMs = 1'790'000'000'000;  // fixed "now" for TTL decisions
-constexpr auto kDeadline = 60s;                      // the mock group's first join alone takes ~3 s
-constexpr std::int64_t kNoOffset = -1001;            // RD_KAFKA_OFFSET_INVALID: nothing committed
+constexpr auto kDeadline = 60s;                     // the mock group's first join alone takes ~3 s
+constexpr std::int64_t kNoOffset = -1001;           // RD_KAFKA_OFFSET_INVALID: nothing committed
 const connectors::TopicPartition kPartition{"events", 0};
 
 std::string login_event(int n) {
@@ -99,9 +99,10 @@ struct MockKafkaPipeline {
     source = std::make_unique<connectors::KafkaSource>(source_options());
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     sinks.push_back(std::make_unique<FakeSink>(table));
-    writers = std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, observer);
-    pipeline = std::make_unique<Pipeline>(options, *source, dead_letters, *writers, router, observer,
-                                          [] { return kNowMs; });
+    writers =
+        std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, observer);
+    pipeline =
+        std::make_unique<Pipeline>(options, *source, dead_letters, *writers, router, observer, [] { return kNowMs; });
   }
   // The other way round, as run_command's scope ends: the pipeline first, the source last.
   void tear_down() {
@@ -120,8 +121,8 @@ TEST(PipelineOnMockKafka, InvalidEventInFailModeStopsWithItsPositionAndCommitsOn
   const auto failure = h.run([&](const Pipeline& pipeline) {
     // The bad event arrives once both good ones are stored and the pipeline has seen it.
     if (!produced_bad && pipeline.stats().rows_stored == 2) {
-      h.cluster.produce("events", 0, "garbage");         // offset 2
-      h.cluster.produce("events", 0, login_event(3));    // offset 3: never written, never committed
+      h.cluster.produce("events", 0, "garbage");       // offset 2
+      h.cluster.produce("events", 0, login_event(3));  // offset 3: never written, never committed
       produced_bad = true;
     }
     return false;

@@ -15,7 +15,9 @@ std::string exposition(const prometheus::Registry& registry) {
   return prometheus::TextSerializer{}.Serialize(registry.Collect());
 }
 
-bool has(const std::string& text, const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; }
+bool has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
 
 TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   prometheus::Registry registry;

@@ -32,9 +32,7 @@ struct Setup {
   RetryPolicy retry{1ms, 5ms};
 };
 
-Route events_route() {
-  return Route{"default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {})};
-}
+Route events_route() { return Route{"default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {})}; }
 
 Setup test_setup() {
   Setup setup;
@@ -53,12 +51,11 @@ struct Harness {
   void run_until(const std::function<bool()>& until) {
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     for (int i = 0; i < setup.writers; ++i) sinks.push_back(std::make_unique<FakeSink>(table));
-    WriterPool writers(std::move(sinks), {}, setup.retry,
-                       observer);
+    WriterPool writers(std::move(sinks), {}, setup.retry, observer);
     // On the heap, and gone before the source (a member) is destroyed, as in run_command: ASan
     // reports any call the source still makes into it.
-    auto pipeline =
-        std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer, [] { return kNowMs; });
+    auto pipeline = std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer,
+                                               [] { return kNowMs; });
     running = pipeline.get();
     std::atomic<bool> stop{false};
     std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
@@ -150,7 +147,8 @@ TEST(Pipeline, InvalidEventsGoToTheDeadLetterTopicWithTheirOrigin) {
   EXPECT_EQ(h.dead_letters.delivered[0].exception_class, "hbingest.decode.invalid_json");
   EXPECT_EQ(h.dead_letters.delivered[1].exception_class, "hbingest.decode.missing_type");
   EXPECT_EQ(h.dead_letters.delivered[2].stage, "route");
-  EXPECT_EQ(h.dead_letters.delivered[2].original.payload, R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
+  EXPECT_EQ(h.dead_letters.delivered[2].original.payload,
+            R"({"event_id":"signup","ts":)" + std::to_string(kNowMs) + "}");
   EXPECT_EQ(h.committed(0), 5);
 }
 

@@ -22,8 +22,8 @@ class MockKafkaCluster {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     std::array<char, 512> error{};
     // With this property rd_kafka_new() starts the mock brokers and points the producer at them.
-    if (rd_kafka_conf_set(conf, "test.mock.num.brokers", std::to_string(brokers).c_str(), error.data(),
-                          error.size()) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf, "test.mock.num.brokers", std::to_string(brokers).c_str(), error.data(), error.size()) !=
+        RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
       throw std::runtime_error(std::string("mock cluster: ") + error.data());
     }

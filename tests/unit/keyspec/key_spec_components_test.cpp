@@ -44,7 +44,8 @@ TEST(KeySpecComponents, FieldErrorsNameComponentFieldAndReason) {
 }
 
 TEST(KeySpecComponents, FieldTerminatorAndMaxLength) {
-  const auto spec = spec_of("  - {type: field, field: h, terminator: \"|\", max_length: 5}\n  - {type: literal, value: X}\n");
+  const auto spec =
+      spec_of("  - {type: field, field: h, terminator: \"|\", max_length: 5}\n  - {type: literal, value: X}\n");
   EXPECT_EQ(encode_or_throw(spec, MapEventFields({{"h", std::string("web")}})), "web|X");
   std::string key;
   EXPECT_TRUE(spec.encode(MapEventFields({{"h", std::string("webserver")}}), {}, key));
@@ -96,7 +97,8 @@ TEST(KeySpecComponents, HashDigestsAndPrefix) {
 TEST(KeySpecComponents, ReverseFixedWidth) {
   const auto spec = spec_of("  - {type: reverse, field: phone, width: 11}\n");
   EXPECT_EQ(encode_or_throw(spec, MapEventFields({{"phone", std::string("13800138000")}})), "00083100831");
-  EXPECT_EQ(encode_or_throw(spec, MapEventFields({{"phone", std::string("123")}})), std::string("321") + std::string(8, '\x01'));
+  EXPECT_EQ(encode_or_throw(spec, MapEventFields({{"phone", std::string("123")}})),
+            std::string("321") + std::string(8, '\x01'));
   EXPECT_EQ(spec.decode(std::string("321") + std::string(8, '\x01'))[0].text, "123");
   std::string key;
   EXPECT_TRUE(spec.encode(MapEventFields({{"phone", std::string("138001380001")}}), {}, key));
@@ -113,15 +115,19 @@ TEST(KeySpecComponents, TimeTextBinaryDecimalReversed) {
   EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, field: ts, format: \"%Y-%m-%d %H:%M:%S.%L\"}\n"), ev),
             "2023-11-14 22:13:20.123");
   // Inputs: seconds, RFC 3339 with offset, Kafka timestamp.
-  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, field: ts, input: epoch_s}\n"), MapEventFields({{"ts", std::int64_t{1700000000}}})),
+  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, field: ts, input: epoch_s}\n"),
+                            MapEventFields({{"ts", std::int64_t{1700000000}}})),
             "20231114221320000");
-  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, field: ts}\n"), MapEventFields({{"ts", std::string("2023-11-15T06:13:20.123+08:00")}})),
+  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, field: ts}\n"),
+                            MapEventFields({{"ts", std::string("2023-11-15T06:13:20.123+08:00")}})),
             "20231114221320123");
   KafkaMeta meta;
   meta.timestamp_ms = 1700000000123;
-  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, kafka: timestamp}\n"), MapEventFields(), meta), "20231114221320123");
+  EXPECT_EQ(encode_or_throw(spec_of("  - {type: time, kafka: timestamp}\n"), MapEventFields(), meta),
+            "20231114221320123");
   std::string key;
-  EXPECT_EQ(spec_of("  - {type: time, kafka: timestamp}\n").encode(MapEventFields(), KafkaMeta{}, key)->field, "kafka:timestamp");
+  EXPECT_EQ(spec_of("  - {type: time, kafka: timestamp}\n").encode(MapEventFields(), KafkaMeta{}, key)->field,
+            "kafka:timestamp");
   const auto parts = spec_of("  - {type: time, field: ts, format: binary, reversed: true}\n")
                          .decode(be64(9223372036854775807ULL - 1700000000123ULL));
   EXPECT_EQ(parts[0].number, 1700000000123);
@@ -132,11 +138,14 @@ TEST(KeySpecComponents, IntTextBinaryReversed) {
   const MapEventFields ev({{"n", std::int64_t{42}}});
   EXPECT_EQ(encode_or_throw(spec_of("  - {type: int, field: n, width: 5}\n"), ev), "00042");
   EXPECT_EQ(encode_or_throw(spec_of("  - {type: int, field: n, width: 5, reversed: true}\n"), ev), "99957");
-  EXPECT_EQ(encode_or_throw(spec_of("  - {type: int, field: n, encoding: binary, width: 4}\n"), ev), std::string("\0\0\0\x2a", 4));
+  EXPECT_EQ(encode_or_throw(spec_of("  - {type: int, field: n, encoding: binary, width: 4}\n"), ev),
+            std::string("\0\0\0\x2a", 4));
   std::string key;
   EXPECT_NE(spec_of("  - {type: int, field: n, width: 1}\n").encode(ev, {}, key)->reason.find("too long for width 1"),
             std::string::npos);
-  EXPECT_NE(spec_of("  - {type: int, field: n}\n").encode(MapEventFields({{"n", std::int64_t{-1}}}), {}, key)->reason.find("negative"),
+  EXPECT_NE(spec_of("  - {type: int, field: n}\n")
+                .encode(MapEventFields({{"n", std::int64_t{-1}}}), {}, key)
+                ->reason.find("negative"),
             std::string::npos);
   EXPECT_EQ(spec_of("  - {type: int, field: n, width: 5, reversed: true}\n").decode("99957")[0].number, 42);
 }
@@ -159,8 +168,8 @@ TEST(KeySpecComponents, DictMapsAndRejectsUnknown) {
 }
 
 TEST(KeySpecComponents, LiteralPartitionOffset) {
-  const auto spec = spec_of(
-      "  - {type: literal, value: \"\\x02\"}\n  - {type: partition}\n  - {type: offset, encoding: binary}\n");
+  const auto spec =
+      spec_of("  - {type: literal, value: \"\\x02\"}\n  - {type: partition}\n  - {type: offset, encoding: binary}\n");
   KafkaMeta meta;
   meta.partition = 7;
   meta.offset = 258;
@@ -170,7 +179,8 @@ TEST(KeySpecComponents, LiteralPartitionOffset) {
 }
 
 TEST(KeySpecComponents, MaxKeyLengthEnforcedAtEncode) {
-  const auto spec = KeySpec::from_yaml_text("max_key_length: 8\ncomponents:\n  - {type: field, field: a, terminator: \"|\"}\n", "t");
+  const auto spec =
+      KeySpec::from_yaml_text("max_key_length: 8\ncomponents:\n  - {type: field, field: a, terminator: \"|\"}\n", "t");
   std::string key;
   EXPECT_FALSE(spec.encode(MapEventFields({{"a", std::string("1234567")}}), {}, key));
   const auto err = spec.encode(MapEventFields({{"a", std::string("12345678")}}), {}, key);
@@ -182,7 +192,8 @@ TEST(KeySpecComponents, DecodeRejectsMalformedKeys) {
   const auto spec = KeySpec::preset("events");
   EXPECT_THROW(spec.decode("14"), DecodeError);
   EXPECT_THROW(spec.decode(std::string(58, 'x')), DecodeError);
-  std::string key = encode_or_throw(spec, MapEventFields({{"event_id", std::string("login")}, {"ts", std::int64_t{1}}}));
+  std::string key =
+      encode_or_throw(spec, MapEventFields({{"event_id", std::string("login")}, {"ts", std::int64_t{1}}}));
   EXPECT_THROW(spec.decode(key + "z"), DecodeError);
   EXPECT_NO_THROW(spec.decode(key));
 }

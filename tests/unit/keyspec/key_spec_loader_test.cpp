@@ -69,14 +69,15 @@ TEST(KeySpecLoader, ProblemsAreListedOneByOneInDocumentOrder) {
     KeySpec::from_yaml_text(yaml, "spec.yaml");
     FAIL() << "expected SpecError";
   } catch (const SpecError& e) {
-    EXPECT_THAT(e.problems(),
-                ElementsAre(AllOf(StartsWith("spec.yaml:1:18: event_component: "), HasSubstr("'nope' is not a component")),
-                            AllOf(StartsWith("spec.yaml:3:5: components[0]: component 'user': "),
-                                  HasSubstr("exactly one of 'width'")),
-                            AllOf(StartsWith("spec.yaml:3:32: components[0].widht: "),
-                                  HasSubstr("unknown key 'widht' for type field (did you mean 'width'?)")),
-                            AllOf(StartsWith("spec.yaml:4:36: components[1].input: component 'time': "),
-                                  HasSubstr("got 'epoch_sec' (did you mean 'epoch_s'?)"))));
+    EXPECT_THAT(
+        e.problems(),
+        ElementsAre(
+            AllOf(StartsWith("spec.yaml:1:18: event_component: "), HasSubstr("'nope' is not a component")),
+            AllOf(StartsWith("spec.yaml:3:5: components[0]: component 'user': "), HasSubstr("exactly one of 'width'")),
+            AllOf(StartsWith("spec.yaml:3:32: components[0].widht: "),
+                  HasSubstr("unknown key 'widht' for type field (did you mean 'width'?)")),
+            AllOf(StartsWith("spec.yaml:4:36: components[1].input: component 'time': "),
+                  HasSubstr("got 'epoch_sec' (did you mean 'epoch_s'?)"))));
     EXPECT_THAT(lines_of(e.what()), SizeIs(4));
   }
 }
@@ -94,7 +95,8 @@ TEST(KeySpecLoader, SingleProblemKeepsTheOneLineShape) {
 TEST(KeySpecLoader, WidthOutOfRange) {
   EXPECT_THAT(load_error("components:\n  - {type: int, field: n, width: 25}\n"),
               AllOf(StartsWith("spec.yaml:2:"), HasSubstr("component 'n': 'width' 25 out of range [1, 19]")));
-  EXPECT_THAT(load_error("components:\n  - {type: salt, buckets: 300}\n"), HasSubstr("'buckets' 300 out of range [1, 256]"));
+  EXPECT_THAT(load_error("components:\n  - {type: salt, buckets: 300}\n"),
+              HasSubstr("'buckets' 300 out of range [1, 256]"));
   EXPECT_THAT(load_error("components:\n  - {type: salt, buckets: 100, width: 1}\n"),
               HasSubstr("width 1 cannot hold 100 values"));
   EXPECT_THAT(load_error("components:\n  - {type: int, field: n, encoding: binary, width: 5}\n"),
@@ -111,7 +113,8 @@ TEST(KeySpecLoader, StructuralErrors) {
   EXPECT_THAT(load_error("components:\n  - {type: field, field: a}\n"), HasSubstr("exactly one of 'width'"));
   EXPECT_THAT(load_error("components:\n  - {type: field, field: a, width: 2, colour: red}\n"),
               AllOf(StartsWith("spec.yaml:2:"), HasSubstr("unknown key 'colour' for type field")));
-  EXPECT_THAT(load_error("components:\n  - {type: partition}\n  - {type: salt}\n"), HasSubstr("a salt must be the first"));
+  EXPECT_THAT(load_error("components:\n  - {type: partition}\n  - {type: salt}\n"),
+              HasSubstr("a salt must be the first"));
   EXPECT_THAT(load_error("components:\n  - {type: time, field: t, format: yyyyMMddhh}\n"),
               HasSubstr("unsupported time pattern letter 'h'"));
   EXPECT_THAT(load_error("components:\n  - {type: time, field: t, format: yyyyddMM}\n"), HasSubstr("without gaps"));
@@ -119,8 +122,10 @@ TEST(KeySpecLoader, StructuralErrors) {
               HasSubstr("reversed time needs format binary or decimal"));
   EXPECT_THAT(load_error("components:\n  - {type: dict, field: e, values: {a: \"1\", b: \"22\"}}\n"),
               HasSubstr("same length"));
-  EXPECT_THAT(load_error("components:\n  - {type: salt, random: true, of: [field:x]}\n"), HasSubstr("random salt takes no"));
-  EXPECT_THAT(load_error("max_key_length: 4\ncomponents:\n  - {type: offset}\n"), HasSubstr("more than max_key_length 4"));
+  EXPECT_THAT(load_error("components:\n  - {type: salt, random: true, of: [field:x]}\n"),
+              HasSubstr("random salt takes no"));
+  EXPECT_THAT(load_error("max_key_length: 4\ncomponents:\n  - {type: offset}\n"),
+              HasSubstr("more than max_key_length 4"));
   EXPECT_THAT(load_error("max_key_length: 40000\ncomponents:\n  - {type: offset}\n"), HasSubstr("[1, 32767]"));
   EXPECT_THAT(load_error("components:\n  - {type: hash, of: [user]}\n"), HasSubstr("unknown input 'user'"));
   EXPECT_THAT(load_error("components: [\n"), StartsWith("spec.yaml:"));
@@ -128,13 +133,16 @@ TEST(KeySpecLoader, StructuralErrors) {
 
 TEST(KeySpecLoader, ImpossiblePlanIsALoadError) {
   const auto msg = load_error(
-      "time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n  - {name: t, type: time, field: ts}\n");
-  EXPECT_THAT(msg, AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan"), HasSubstr("kafka:offset")));
+      "time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n  - {name: t, type: time, field: "
+      "ts}\n");
+  EXPECT_THAT(
+      msg, AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan"), HasSubstr("kafka:offset")));
   // Every component that blocks the plan is named, not only the first.
-  EXPECT_THAT(lines_of(load_error("time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n"
-                                  "  - {name: o, type: int, kafka: timestamp}\n  - {name: t, type: time, field: ts}\n")),
-              ElementsAre(AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan")),
-                          AllOf(StartsWith("spec.yaml:4:"), HasSubstr("component 'o': impossible plan"))));
+  EXPECT_THAT(
+      lines_of(load_error("time_component: t\ncomponents:\n  - {name: h, type: hash, of: [kafka:offset]}\n"
+                          "  - {name: o, type: int, kafka: timestamp}\n  - {name: t, type: time, field: ts}\n")),
+      ElementsAre(AllOf(StartsWith("spec.yaml:3:"), HasSubstr("component 'h': impossible plan")),
+                  AllOf(StartsWith("spec.yaml:4:"), HasSubstr("component 'o': impossible plan"))));
   EXPECT_THAT(load_error("time_component: t\ncomponents:\n  - {name: t, type: time, field: ts, format: yyyy-MM}\n"),
               HasSubstr("cannot be the time component"));
 }
@@ -150,19 +158,22 @@ TEST(KeySpecLoader, FromNodeKeepsDocumentLines) {
 }
 
 TEST(KeySpecLoader, FromFileNamesThePath) {
-  EXPECT_THAT([] {
-    try {
-      KeySpec::from_yaml_file("/nonexistent/spec.yaml");
-    } catch (const SpecError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("/nonexistent/spec.yaml"));
+  EXPECT_THAT(
+      [] {
+        try {
+          KeySpec::from_yaml_file("/nonexistent/spec.yaml");
+        } catch (const SpecError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("/nonexistent/spec.yaml"));
 }
 
 TEST(KeySpecLoader, DefaultsAndInfo) {
   const auto spec = KeySpec::from_yaml_text(
-      "components:\n  - {type: salt}\n  - {type: field, field: event_id, width: 8}\n  - {type: time, field: ts}\n", "x");
+      "components:\n  - {type: salt}\n  - {type: field, field: event_id, width: 8}\n  - {type: time, field: ts}\n",
+      "x");
   ASSERT_EQ(spec.components().size(), 3u);
   EXPECT_EQ(spec.components()[0].name, "salt");
   EXPECT_EQ(spec.components()[0].source, "kafka:partition+kafka:offset");

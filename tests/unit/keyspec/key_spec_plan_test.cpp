@@ -108,7 +108,8 @@ TEST(KeySpecPlan, BadRequests) {
 
 TEST(KeySpecPlan, ReversedRangeFlips) {
   const auto spec = KeySpec::from_yaml_text(
-      "components:\n  - {name: u, type: field, field: u, width: 2}\n  - {name: t, type: time, field: ts, reversed: true, format: decimal}\n",
+      "components:\n  - {name: u, type: field, field: u, width: 2}\n  - {name: t, type: time, field: ts, reversed: "
+      "true, format: decimal}\n",
       "t");
   PlanRequest req;
   req.equals = {{"u", "ab"}};

@@ -81,7 +81,8 @@ TEST(KeySpecPresets, Timeline) {
 
 TEST(KeySpecPresets, Follows) {
   const auto spec = KeySpec::preset("follows");
-  const auto key = encode_or_throw(spec, MapEventFields({{"user", std::string("alice")}, {"follows", std::string("bob")}}));
+  const auto key =
+      encode_or_throw(spec, MapEventFields({{"user", std::string("alice")}, {"follows", std::string("bob")}}));
   EXPECT_EQ(key, from_hex("6384e2b2184bcbf58eccf10ca7a6563c") + from_hex("9f9d51bc70ef21ca5c14f307980a29d8"));
   EXPECT_EQ(key.size(), 32u);
 }
@@ -123,7 +124,8 @@ TEST(KeySpecPresets, LogsAndLogsFixed) {
   req.to_ms = kTs + 1000;
   EXPECT_EQ(logs.plan(req).size(), 16u);  // 004: one scan per bucket
   const auto fixed = KeySpec::preset("logs_fixed");
-  EXPECT_EQ(encode_or_throw(fixed, ev), from_hex("a2e3a94e0befb3546bfea8a1cb24ac48afb36a57a11d355f918d3e4630b9365d") + be64(kTs));
+  EXPECT_EQ(encode_or_throw(fixed, ev),
+            from_hex("a2e3a94e0befb3546bfea8a1cb24ac48afb36a57a11d355f918d3e4630b9365d") + be64(kTs));
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ std::vector<Event> random_events(std::mt19937_64& rng, int count, const std::vec
                                  std::int64_t ts_lo, std::int64_t ts_span) {
   std::vector<Event> out;
   for (int i = 0; i < count; ++i) {
-    out.push_back(Event{ids[rng() % ids.size()], ts_lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(ts_span)),
+    out.push_back(Event{ids[rng() % ids.size()],
+                        ts_lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(ts_span)),
                         static_cast<std::int32_t>(rng() % 12), static_cast<std::int64_t>(rng() % 1000000)});
   }
   return out;
@@ -63,11 +64,12 @@ std::vector<KeySpec> layouts() {
 }
 
 KeySpec reversed_layout() {
-  return KeySpec::from_yaml_text("components:\n  - {type: salt, buckets: 4}\n"
-                                 "  - {name: event, type: field, field: event_id, width: 12}\n"
-                                 "  - {name: time, type: time, field: ts, reversed: true}\n"
-                                 "  - {type: partition}\n  - {type: offset}\n",
-                                 "reversed");
+  return KeySpec::from_yaml_text(
+      "components:\n  - {type: salt, buckets: 4}\n"
+      "  - {name: event, type: field, field: event_id, width: 12}\n"
+      "  - {name: time, type: time, field: ts, reversed: true}\n"
+      "  - {type: partition}\n  - {type: offset}\n",
+      "reversed");
 }
 
 TEST(KeySpecProperty, DecodeOfEncodeGivesTheEventsParts) {
@@ -162,7 +164,8 @@ TEST(KeySpecProperty, SaltIsNearUniformForSequentialOffsets) {
       KafkaMeta meta;
       meta.partition = p;
       meta.offset = o;
-      const auto key = encode_or_throw(spec, MapEventFields({{"event_id", std::string("e")}, {"ts", std::int64_t{0}}}), meta);
+      const auto key =
+          encode_or_throw(spec, MapEventFields({{"event_id", std::string("e")}, {"ts", std::int64_t{0}}}), meta);
       ++counts[static_cast<std::size_t>(std::stoi(key.substr(0, 2)))];
     }
   }

@@ -23,8 +23,10 @@ void EventTable::fill(FakeScannerFactory& factory, std::size_t count, std::uint3
     event.ts_ms = ts(rng);
     event.partition = partition(rng);
     event.offset = next_offset[static_cast<std::size_t>(event.partition)]++;
-    const keyspec::MapEventFields fields({{"event_id", event.event_id}, {"ts", event.ts_ms}, {"user", "u" + std::to_string(i)}});
-    const keyspec::KafkaMeta meta{.topic = "events", .partition = event.partition, .offset = event.offset, .timestamp_ms = event.ts_ms};
+    const keyspec::MapEventFields fields(
+        {{"event_id", event.event_id}, {"ts", event.ts_ms}, {"user", "u" + std::to_string(i)}});
+    const keyspec::KafkaMeta meta{
+        .topic = "events", .partition = event.partition, .offset = event.offset, .timestamp_ms = event.ts_ms};
     if (const auto error = spec_->encode(fields, meta, key)) throw std::runtime_error(error->message());
     event.key = key;
     // The value carries quotes, a backslash, a newline and non-ASCII text to exercise JSON escaping.

@@ -9,9 +9,8 @@ namespace {
 
 bool column_selected(const std::vector<std::string>& columns, const connectors::ScannedCell& cell) {
   if (columns.empty()) return true;
-  return std::any_of(columns.begin(), columns.end(), [&](const std::string& c) {
-    return c == cell.family || c == cell.family + ":" + cell.qualifier;
-  });
+  return std::any_of(columns.begin(), columns.end(),
+                     [&](const std::string& c) { return c == cell.family || c == cell.family + ":" + cell.qualifier; });
 }
 
 }  // namespace

@@ -98,7 +98,8 @@ TEST_F(QueryEngineTest, MergeEqualsBruteForceForRandomQueries) {
         q.to_ms = *q.from_ms + 60000;
         break;
       default: {  // random, usually crossing many buckets' rows
-        std::uniform_int_distribution<std::int64_t> t(EventTable::kStartMs - 1000, EventTable::kStartMs + EventTable::kSpanMs + 1000);
+        std::uniform_int_distribution<std::int64_t> t(EventTable::kStartMs - 1000,
+                                                      EventTable::kStartMs + EventTable::kSpanMs + 1000);
         auto a = t(rng), b = t(rng);
         if (a == b) ++b;
         q.from_ms = std::min(a, b);

@@ -75,8 +75,8 @@ class EventsHandlerTest : public ::testing::Test {
 TEST_F(EventsHandlerTest, ReturnsMergedRowsAsJson) {
   start();
   const std::int64_t from = EventTable::kStartMs + 60000, to = EventTable::kStartMs + 240000;
-  const auto res = get("/v1/events?event_id=login&from=2024-05-01T12:01:00Z&to=" + std::to_string(to) +
-                       "&order=desc&limit=10000");
+  const auto res =
+      get("/v1/events?event_id=login&from=2024-05-01T12:01:00Z&to=" + std::to_string(to) + "&order=desc&limit=10000");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   const auto json = body(res);
@@ -240,7 +240,9 @@ TEST_F(EventsHandlerTest, OverTheConcurrentQueryLimitIs429) {
 
 TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
   server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
-  server.get("/healthz", [](const server::HttpRequest&) { return server::HttpResponse{.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}}; });
+  server.get("/healthz", [](const server::HttpRequest&) {
+    return server::HttpResponse{.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}};
+  });
   server.start();
   ASSERT_GT(server.port(), 0);
   httplib::Client client("127.0.0.1", server.port());

@@ -35,7 +35,8 @@ TEST(ServiceEndpoints, MetricsServesTheRegistryAndScrapeTimeValues) {
   EXPECT_NE(res->body.find("# TYPE hbingest_build_info gauge\nhbingest_build_info{version=\"1.2.3\"} 1\n"),
             std::string::npos)
       << res->body;
-  EXPECT_NE(res->body.find(R"(hbingest_test_total{reason="bad \"json\"\nat C:\\x"} 3)"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find(R"(hbingest_test_total{reason="bad \"json\"\nat C:\\x"} 3)"), std::string::npos)
+      << res->body;
   EXPECT_NE(res->body.find("# TYPE hbingest_ready gauge\nhbingest_ready 0\n"), std::string::npos) << res->body;
   EXPECT_EQ(client.Get("/readyz")->status, 503);
 

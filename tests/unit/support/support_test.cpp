@@ -42,7 +42,7 @@ TEST(DidYouMean, SuggestsThePlausibleTypoOnly) {
   EXPECT_EQ(did_you_mean("pol_batch", keys), " (did you mean 'poll_batch'?)");
   EXPECT_EQ(did_you_mean("bootstrap_server", keys), " (did you mean 'bootstrap_servers'?)");
   EXPECT_EQ(did_you_mean("epoch_sec", keys), " (did you mean 'epoch_s'?)");  // 2 edits; epoch_ms is 3
-  EXPECT_EQ(did_you_mean("Width", keys), " (did you mean 'width'?)");  // case only: keys are case-sensitive
+  EXPECT_EQ(did_you_mean("Width", keys), " (did you mean 'width'?)");        // case only: keys are case-sensitive
   EXPECT_EQ(did_you_mean("colour", keys), "");
   EXPECT_EQ(did_you_mean("", keys), "");
   EXPECT_EQ(did_you_mean("widht", {}), "");
@@ -50,8 +50,8 @@ TEST(DidYouMean, SuggestsThePlausibleTypoOnly) {
 
 TEST(DidYouMean, AllowsMoreEditsForLongerWords) {
   const std::vector<std::string> keys{"max_inflight_rows_per_partition", "width", "ab"};
-  EXPECT_EQ(closest_match("wid", keys), "width");            // 2 edits: the most a short word gets
-  EXPECT_EQ(closest_match("wi", keys), std::nullopt);        // 3 edits
+  EXPECT_EQ(closest_match("wid", keys), "width");               // 2 edits: the most a short word gets
+  EXPECT_EQ(closest_match("wi", keys), std::nullopt);           // 3 edits
   EXPECT_EQ(closest_match("max_inflight_rows_per_part", keys),  // 5 edits, within a third of 26 characters
             "max_inflight_rows_per_partition");
   EXPECT_EQ(closest_match("max_rows", keys), std::nullopt);

@@ -16,36 +16,36 @@ namespace hbingest::config {
 using Millis = std::chrono::milliseconds;
 
 struct KafkaConfig {
-  std::string bootstrap_servers;                   // required
+  std::string bootstrap_servers;  // required
   std::string group_id = "hbingest";
-  std::vector<std::string> topics;                 // literal names, or one "^regex" (librdkafka syntax)
-  std::map<std::string, std::string> properties;   // passed verbatim to librdkafka (SSL/SASL, ...)
+  std::vector<std::string> topics;                // literal names, or one "^regex" (librdkafka syntax)
+  std::map<std::string, std::string> properties;  // passed verbatim to librdkafka (SSL/SASL, ...)
   Millis commit_interval{1000};
-  std::size_t poll_batch = 1000;                    // messages per poll
-  Millis statistics_interval{5000};                 // librdkafka statistics (lag metrics); 0 disables
+  std::size_t poll_batch = 1000;     // messages per poll
+  Millis statistics_interval{5000};  // librdkafka statistics (lag metrics); 0 disables
 };
 
 enum class ThriftTransport { framed, buffered };
 enum class ThriftProtocol { binary, compact };
 
 struct HBaseConfig {
-  std::vector<std::string> endpoints;               // "host:port" of Thrift2 servers; required, ≥1
+  std::vector<std::string> endpoints;                     // "host:port" of Thrift2 servers; required, ≥1
   ThriftTransport transport = ThriftTransport::buffered;  // HBase's default (see docs/architecture.md)
   ThriftProtocol protocol = ThriftProtocol::binary;
   Millis connect_timeout{2000};
   Millis read_timeout{10000};
-  std::string ns = "default";                        // YAML key: namespace
+  std::string ns = "default";  // YAML key: namespace
 };
 
 struct WriterConfig {
-  int writers = 4;                                   // writer connections/threads
+  int writers = 4;  // writer connections/threads
   std::size_t batch_max_rows = 500;
-  std::size_t batch_max_bytes = 2 * 1024 * 1024;     // like hbase.client.write.buffer
+  std::size_t batch_max_bytes = 2 * 1024 * 1024;  // like hbase.client.write.buffer
   Millis linger{50};
-  std::string durability = "USE_DEFAULT";            // USE_DEFAULT | SKIP_WAL | ASYNC_WAL | SYNC_WAL | FSYNC_WAL
+  std::string durability = "USE_DEFAULT";  // USE_DEFAULT | SKIP_WAL | ASYNC_WAL | SYNC_WAL | FSYNC_WAL
   Millis retry_initial_backoff{100};
   Millis retry_max_backoff{10000};
-  std::size_t max_inflight_rows = 200000;            // total; consumption pauses above it
+  std::size_t max_inflight_rows = 200000;  // total; consumption pauses above it
   std::size_t max_inflight_bytes = 256 * 1024 * 1024;
   std::size_t max_inflight_rows_per_partition = 50000;
 };
@@ -60,13 +60,13 @@ struct DecodeConfig {
   std::string event_type_field = "event_id";
   std::string time_field = "ts";
   TimeFormat time_format = TimeFormat::auto_detect;
-  bool kafka_time_fallback = true;                   // use the Kafka timestamp when the time field is missing
+  bool kafka_time_fallback = true;  // use the Kafka timestamp when the time field is missing
   ColumnsMode columns = ColumnsMode::fields;
   std::string family = "d";
   std::string raw_qualifier = "raw";
-  bool write_null_fields = false;                    // true: a null field writes an empty cell
+  bool write_null_fields = false;  // true: a null field writes an empty cell
   std::size_t max_event_bytes = 1024 * 1024;
-  std::optional<std::string> ttl_field;             // per-event TTL in ms; may shorten, never lengthen
+  std::optional<std::string> ttl_field;  // per-event TTL in ms; may shorten, never lengthen
   CellTimestamp cell_timestamp = CellTimestamp::event_time;
 };
 
@@ -74,18 +74,18 @@ struct DecodeConfig {
 // The key spec is given by exactly one of: preset (+ preset_params), key_file, key_yaml (inline
 // YAML text of a spec, kept with its source line for error messages).
 struct RouteConfig {
-  std::vector<std::string> event_types;              // empty only for the default route
-  std::string table;                                 // without namespace
+  std::vector<std::string> event_types;  // empty only for the default route
+  std::string table;                     // without namespace
   std::optional<std::string> preset;
   std::map<std::string, std::string, std::less<>> preset_params;
   std::optional<std::filesystem::path> key_file;
   std::optional<std::string> key_yaml;
-  std::string key_source;                            // "config.yaml:42" for messages
+  std::string key_source;  // "config.yaml:42" for messages
 };
 
 struct TableConfig {
-  Millis ttl{600000};                                // family TTL and per-mutation _ttl (10 min)
-  bool create_table = false;                         // create at start (like `hbingest bootstrap`)
+  Millis ttl{600000};         // family TTL and per-mutation _ttl (10 min)
+  bool create_table = false;  // create at start (like `hbingest bootstrap`)
   std::string bloom_filter = "ROW";
   std::string compression = "NONE";
 };
@@ -94,20 +94,20 @@ struct DlqConfig {
   std::string topic = "hbingest-dlq";
   OnInvalid on_invalid = OnInvalid::dlq;
   UnknownType unknown_type = UnknownType::dlq;
-  std::map<std::string, std::string> properties;     // extra librdkafka producer properties
+  std::map<std::string, std::string> properties;  // extra librdkafka producer properties
 };
 
 struct HttpConfig {
   bool enabled = true;
   std::string listen = "127.0.0.1:8080";
-  std::optional<std::string> bearer_token;           // resolved secret (from ${file:..}/${ENV})
+  std::optional<std::string> bearer_token;  // resolved secret (from ${file:..}/${ENV})
   int max_concurrent_queries = 8;
 };
 
 struct QueryConfig {
-  int concurrency = 16;                              // scans in flight; effective min(n, this)
+  int concurrency = 16;  // scans in flight; effective min(n, this)
   int chunk_rows = 500;
-  int prefetch_chunks = 2;                           // per scan
+  int prefetch_chunks = 2;  // per scan
   Millis deadline{10000};
   std::size_t max_limit = 10000;
   std::size_t default_limit = 1000;
@@ -116,17 +116,17 @@ struct QueryConfig {
 enum class LogFormat { text, json };
 
 struct LoggingConfig {
-  std::string level = "info";                        // trace debug info warn error critical off
+  std::string level = "info";  // trace debug info warn error critical off
   LogFormat format = LogFormat::text;
 };
 
 struct Config {
-  std::filesystem::path source;                      // the file it was loaded from
+  std::filesystem::path source;  // the file it was loaded from
   KafkaConfig kafka;
   HBaseConfig hbase;
   WriterConfig writer;
   DecodeConfig decode;
-  std::vector<RouteConfig> routes;                   // at least one route or a default_route
+  std::vector<RouteConfig> routes;  // at least one route or a default_route
   std::optional<RouteConfig> default_route;
   TableConfig table;
   DlqConfig dlq;

@@ -2,17 +2,18 @@
 
 #include <iostream>
 
-#include "hbingest/config/loader.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/config/loader.h"
 
 namespace hbingest::app {
 
 int bootstrap_command(const Args& args) {
-  CLI::App cli{"Create namespace and tables for every route: column family with the TTL, VERSIONS 1, "
-               "bloom filter, regions pre-split at the salt buckets. Existing tables are compared, never changed.",
-               "hbingest bootstrap"};
+  CLI::App cli{
+      "Create namespace and tables for every route: column family with the TTL, VERSIONS 1, "
+      "bloom filter, regions pre-split at the salt buckets. Existing tables are compared, never changed.",
+      "hbingest bootstrap"};
   std::string config_path;
   cli.add_option("--config", config_path, "config file (YAML)")->required();
   if (auto exit = parse_command_line(cli, args)) return *exit;

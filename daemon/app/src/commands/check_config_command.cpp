@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/config/loader.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/config/loader.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::app {
@@ -67,7 +67,8 @@ int check_config_command(const Args& args) {
   for (std::size_t i = 0; i < result.config.routes.size(); ++i) {
     check_key_spec(result.config, result.config.routes[i], "routes[" + std::to_string(i) + "]", problems, warnings);
   }
-  if (result.config.default_route) check_key_spec(result.config, *result.config.default_route, "default_route", problems, warnings);
+  if (result.config.default_route)
+    check_key_spec(result.config, *result.config.default_route, "default_route", problems, warnings);
 
   for (const auto& warning : warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   if (!problems.empty()) {

@@ -13,12 +13,12 @@
 #include <string>
 #include <thread>
 
-#include "hbingest/config/duration.h"
-#include "hbingest/connectors/event_generator.h"
-#include "hbingest/connectors/kafka_producer.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/signals.h"
+#include "hbingest/config/duration.h"
+#include "hbingest/connectors/event_generator.h"
+#include "hbingest/connectors/kafka_producer.h"
 #include "hbingest/ingest/wall_clock.h"
 
 namespace hbingest::app {
@@ -54,15 +54,18 @@ std::optional<GenArgs> parse_args(const Args& args, int& exit_code) {
   cli.add_option("--topic", out.topic, "topic to produce to")->required();
   cli.add_option("--count", out.count, "events to produce (0 = until SIGINT/SIGTERM)")->capture_default_str();
   cli.add_option("--rate", out.rate, "events per second (0 = as fast as possible)")->check(CLI::NonNegativeNumber);
-  cli.add_option("--invalid-fraction", out.generator.invalid_fraction, "share of invalid events")->check(CLI::Range(0.0, 1.0));
+  cli.add_option("--invalid-fraction", out.generator.invalid_fraction, "share of invalid events")
+      ->check(CLI::Range(0.0, 1.0));
   cli.add_option("--order-fraction", out.generator.order_fraction, "share of valid events that are orders")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cli.add_option("--users", out.generator.users, "distinct user ids, Zipf-skewed")->capture_default_str();
   cli.add_option("--seed", out.generator.seed, "random seed")->capture_default_str();
   cli.add_option("--time-spread", time_spread, "event times spread over [now - D, now], e.g. 10m, 30s, 500ms");
   cli.add_option("--partitions", out.partitions, "create the topic with P partitions if it does not exist");
   cli.add_option("--replication-factor", out.replication_factor, "for --partitions")->capture_default_str();
-  cli.add_option("-X", properties, "librdkafka producer property key=value (repeatable), e.g. -X security.protocol=ssl");
+  cli.add_option("-X", properties,
+                 "librdkafka producer property key=value (repeatable), e.g. -X security.protocol=ssl");
   if (auto exit = parse_command_line(cli, args)) {
     exit_code = *exit;
     return std::nullopt;
@@ -74,12 +77,12 @@ std::optional<GenArgs> parse_args(const Args& args, int& exit_code) {
   }
   for (const auto& property : properties) {
     const auto eq = property.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("-X: expected key=value, got '" + property + "'");
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("-X: expected key=value, got '" + property + "'");
     out.properties[property.substr(0, eq)] = property.substr(eq + 1);
   }
   return out;
 }
-
 
 }  // namespace
 

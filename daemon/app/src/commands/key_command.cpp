@@ -17,7 +17,6 @@
 namespace hbingest::app {
 namespace {
 
-
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -50,9 +49,11 @@ std::int64_t parse_time(const std::string& flag, const std::string& text) {
 }
 
 keyspec::KeySpec load_spec(const Options& o) {
-  if (o.spec_file.has_value() == o.preset.has_value()) throw UsageError("give exactly one of --spec FILE or --preset NAME");
+  if (o.spec_file.has_value() == o.preset.has_value())
+    throw UsageError("give exactly one of --spec FILE or --preset NAME");
   if (o.spec_file && !o.params.empty()) throw UsageError("--param applies to --preset only");
-  auto spec = o.spec_file ? keyspec::KeySpec::from_yaml_file(*o.spec_file) : keyspec::KeySpec::preset(*o.preset, o.params);
+  auto spec =
+      o.spec_file ? keyspec::KeySpec::from_yaml_file(*o.spec_file) : keyspec::KeySpec::preset(*o.preset, o.params);
   for (const auto& w : spec.warnings()) std::cerr << "warning: " << w << "\n";
   return spec;
 }
@@ -139,7 +140,8 @@ int plan(const Options& o) {
   const auto spec = load_spec(o);
   std::vector<keyspec::ScanRange> ranges;
   if (o.splits) {
-    if (o.event_id || !o.equals.empty() || o.from_ms || o.to_ms) throw UsageError("--splits plans the whole table; drop the filters");
+    if (o.event_id || !o.equals.empty() || o.from_ms || o.to_ms)
+      throw UsageError("--splits plans the whole table; drop the filters");
     ranges = spec.plan_full_table(*o.splits);
   } else {
     keyspec::PlanRequest request;
@@ -155,8 +157,8 @@ int plan(const Options& o) {
   }
   std::cout << ranges.size() << " range(s), start inclusive, stop exclusive (empty stop = end of table)\n";
   for (const auto& r : ranges) {
-    std::cout << "bucket " << r.bucket << "\n  start " << keyspec::to_hex(r.start) << "  " << escaped(r.start) << "\n  stop  "
-              << keyspec::to_hex(r.stop) << "  " << escaped(r.stop) << "\n";
+    std::cout << "bucket " << r.bucket << "\n  start " << keyspec::to_hex(r.start) << "  " << escaped(r.start)
+              << "\n  stop  " << keyspec::to_hex(r.stop) << "  " << escaped(r.stop) << "\n";
   }
   return 0;
 }
@@ -164,9 +166,10 @@ int plan(const Options& o) {
 }  // namespace
 
 int key_command(const Args& args) {
-  CLI::App cli{"Build, explain and plan row keys. SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...;\n"
-               "times are epoch ms or RFC 3339.",
-               "hbingest key"};
+  CLI::App cli{
+      "Build, explain and plan row keys. SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...;\n"
+      "times are epoch ms or RFC 3339.",
+      "hbingest key"};
   cli.require_subcommand(1);
   Options o;
   o.meta.timestamp_ms = -1;

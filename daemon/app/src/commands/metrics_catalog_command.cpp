@@ -11,12 +11,12 @@
 #include <memory>
 #include <string>
 
+#include "../query_metrics.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/version.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/server/service_endpoints.h"
-#include "../query_metrics.h"
 
 namespace hbingest::app {
 
@@ -52,9 +52,10 @@ void record_query_samples(QueryMetrics& metrics) {
 }  // namespace
 
 int metrics_catalog_command(const Args& args) {
-  CLI::App cli{"Print every metric family the daemon exports (Prometheus text format, placeholder values). "
-               "Needs no Kafka or HBase.",
-               "hbingest metrics-catalog"};
+  CLI::App cli{
+      "Print every metric family the daemon exports (Prometheus text format, placeholder values). "
+      "Needs no Kafka or HBase.",
+      "hbingest metrics-catalog"};
   if (auto exit = parse_command_line(cli, args)) return *exit;
 
   prometheus::Registry registry;

@@ -12,15 +12,15 @@
 #include <string>
 #include <string_view>
 
-#include "hbingest/config/loader.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/config/loader.h"
 #include "hbingest/query/columns.h"
 #include "hbingest/query/query_engine.h"
-#include "hbingest/server/row_json.h"
 #include "hbingest/query/time_arg.h"
+#include "hbingest/server/row_json.h"
 
 namespace hbingest::app {
 
@@ -50,9 +50,10 @@ void print_table_row(const query::ResultRow& row) {
 }  // namespace
 
 int query_command(const Args& args) {
-  CLI::App cli{"Run one n-way scan query (one scan per salt bucket, merged by time) and print the rows.\n"
-               "TIME is RFC 3339 (2024-05-01T12:00:00Z) or epoch milliseconds; [from, to) is half-open.",
-               "hbingest query"};
+  CLI::App cli{
+      "Run one n-way scan query (one scan per salt bucket, merged by time) and print the rows.\n"
+      "TIME is RFC 3339 (2024-05-01T12:00:00Z) or epoch milliseconds; [from, to) is half-open.",
+      "hbingest query"};
   std::string config_path, order = "asc", format = "table";
   std::optional<std::string> event_id, full_table, from, to, columns;
   std::optional<std::size_t> limit;
@@ -107,7 +108,8 @@ int query_command(const Args& args) {
 
   if (format == "json") {
     nlohmann::json rows = nlohmann::json::array();
-    const auto stats = engine.stream(q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row)); });
+    const auto stats =
+        engine.stream(q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row)); });
     const nlohmann::json doc = {{"rows", std::move(rows)},
                                 {"count", stats.rows},
                                 {"truncated", stats.truncated},

@@ -1,34 +1,34 @@
 // hbingest run --config FILE [--progress]: the ingest daemon.
 
-#include <CLI/CLI.hpp>
 #include <prometheus/registry.h>
+#include <CLI/CLI.hpp>
 
+#include <spdlog/spdlog.h>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <spdlog/spdlog.h>
+#include <mutex>
 #include <thread>
 
+#include "hbingest/app/command_line.h"
+#include "hbingest/app/commands.h"
+#include "hbingest/app/logging.h"
+#include "hbingest/app/query_service.h"
+#include "hbingest/app/signals.h"
+#include "hbingest/app/systemd_notifier.h"
+#include "hbingest/app/version.h"
+#include "hbingest/app/wiring.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
-#include "hbingest/app/commands.h"
-#include "hbingest/app/command_line.h"
-#include "hbingest/app/wiring.h"
-#include "hbingest/app/logging.h"
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/readiness.h"
-#include "hbingest/app/query_service.h"
-#include "hbingest/server/service_endpoints.h"
-#include "hbingest/app/signals.h"
-#include "hbingest/app/systemd_notifier.h"
-#include "hbingest/app/version.h"
 #include "hbingest/ingest/wall_clock.h"
+#include "hbingest/server/service_endpoints.h"
 
 namespace hbingest::app {
 
@@ -37,13 +37,12 @@ namespace {
 constexpr std::chrono::milliseconds kProgressInterval{1000};
 constexpr std::chrono::milliseconds kDeadLetterFlushTimeout{5000};
 
-
 // Reports throughput and lag once a second: a terminal line, systemd STATUS=, and WATCHDOG=1 only
 // while the pipeline loop keeps turning (a stuck pipeline stops the pings and systemd restarts it).
 class ProgressReporter {
  public:
-  ProgressReporter(const ingest::Pipeline& pipeline, const ingest::PipelineMetrics& metrics, const SystemdNotifier& notifier,
-                   bool terminal)
+  ProgressReporter(const ingest::Pipeline& pipeline, const ingest::PipelineMetrics& metrics,
+                   const SystemdNotifier& notifier, bool terminal)
       : pipeline_(pipeline), metrics_(metrics), notifier_(notifier), terminal_(terminal), thread_([this] { run(); }) {}
   ~ProgressReporter() {
     {
@@ -127,9 +126,9 @@ int run_command(const Args& args) {
       connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
       spdlog::info("bootstrap: {}", ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic));
     }
-    ingest::require_tables(admin, router,
-                           "run `hbingest bootstrap --config " + config.source.string() +
-                               "` or set table.create_table: true");
+    ingest::require_tables(
+        admin, router,
+        "run `hbingest bootstrap --config " + config.source.string() + "` or set table.create_table: true");
   }
 
   ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms);

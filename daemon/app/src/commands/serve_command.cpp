@@ -6,16 +6,16 @@
 
 #include <thread>
 
-#include "hbingest/config/loader.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/logging.h"
 #include "hbingest/app/query_service.h"
-#include "hbingest/app/wiring.h"
-#include "hbingest/server/service_endpoints.h"
 #include "hbingest/app/signals.h"
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
+#include "hbingest/app/wiring.h"
+#include "hbingest/config/loader.h"
+#include "hbingest/server/service_endpoints.h"
 
 namespace hbingest::app {
 
@@ -30,7 +30,8 @@ int serve_command(const Args& args) {
   if (auto exit = parse_command_line(cli, args)) return *exit;
 
   const config::Config config = config::load_config(config_path);
-  if (!config.http.enabled) throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
+  if (!config.http.enabled)
+    throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
   setup_logging(config.logging);
   SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); });
 

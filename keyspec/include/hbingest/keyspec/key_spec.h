@@ -64,9 +64,9 @@ struct KafkaMeta {
 
 // Why one event could not be turned into a key. Names the component and field.
 struct KeyError {
-  std::string component;  // component name in the spec
-  std::string field;      // event field (or kafka metadata name) the component read; may be empty
-  std::string reason;     // e.g. "missing", "too long for width 16 (got 23 bytes)", "unknown dict value 'x'"
+  std::string component;        // component name in the spec
+  std::string field;            // event field (or kafka metadata name) the component read; may be empty
+  std::string reason;           // e.g. "missing", "too long for width 16 (got 23 bytes)", "unknown dict value 'x'"
   std::string message() const;  // "key component 'event' (field 'event_id'): missing"
 };
 
@@ -91,11 +91,13 @@ class DecodeError : public std::runtime_error {
 
 // One decoded component of a key.
 struct KeyPart {
-  std::string name;                  // component name
-  std::string type;                  // component type: salt, field, hash, reverse, time, int, bucket, dict, literal, partition, offset
-  std::string text;                  // human-readable value (hash → lowercase hex; time → RFC 3339 UTC with ms; dict → the original string)
-  std::optional<std::int64_t> number;  // numeric value where it has one: salt/bucket index, int, partition, offset, time in epoch ms (un-reversed)
-  std::size_t begin = 0;             // byte range in the key
+  std::string name;  // component name
+  std::string type;  // component type: salt, field, hash, reverse, time, int, bucket, dict, literal, partition, offset
+  std::string
+      text;  // human-readable value (hash → lowercase hex; time → RFC 3339 UTC with ms; dict → the original string)
+  std::optional<std::int64_t> number;  // numeric value where it has one: salt/bucket index, int, partition, offset,
+                                       // time in epoch ms (un-reversed)
+  std::size_t begin = 0;               // byte range in the key
   std::size_t end = 0;
 };
 
@@ -126,7 +128,7 @@ struct PlanRequest {
 struct ComponentInfo {
   std::string name;
   std::string type;
-  std::string source;       // "field:event_id", "kafka:offset", ...
+  std::string source;                // "field:event_id", "kafka:offset", ...
   std::optional<std::size_t> width;  // fixed width in bytes, nullopt when variable
 };
 

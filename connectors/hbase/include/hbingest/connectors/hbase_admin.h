@@ -15,8 +15,8 @@ struct FamilySpec {
   std::string name = "d";
   std::chrono::seconds ttl{600};
   int max_versions = 1;
-  std::string bloom_filter = "ROW";   // NONE | ROW | ROWCOL
-  std::string compression = "NONE";   // NONE | GZ | SNAPPY | LZ4 | ZSTD | ...
+  std::string bloom_filter = "ROW";  // NONE | ROW | ROWCOL
+  std::string compression = "NONE";  // NONE | GZ | SNAPPY | LZ4 | ZSTD | ...
 };
 
 struct TableSpec {

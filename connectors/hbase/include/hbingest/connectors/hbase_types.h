@@ -53,7 +53,10 @@ struct ScannedRow {
 class HBaseError : public std::runtime_error {
  public:
   HBaseError(const std::string& message, std::string endpoint, std::string operation, bool retriable)
-      : std::runtime_error(message), endpoint_(std::move(endpoint)), operation_(std::move(operation)), retriable_(retriable) {}
+      : std::runtime_error(message),
+        endpoint_(std::move(endpoint)),
+        operation_(std::move(operation)),
+        retriable_(retriable) {}
   const std::string& endpoint() const noexcept { return endpoint_; }
   const std::string& operation() const noexcept { return operation_; }
   bool retriable() const noexcept { return retriable_; }

@@ -15,7 +15,7 @@ struct WriteOptions {
 
 // Rows of a batch that HBase refused for good (the rest of the batch is stored).
 struct RejectedRow {
-  std::size_t index;   // index into the batch
+  std::size_t index;  // index into the batch
   std::string reason;
 };
 

@@ -11,12 +11,12 @@
 namespace hbingest::connectors {
 
 struct ScanRequest {
-  std::string table;          // "ns:table" or "table"
-  std::string start_row;      // inclusive
-  std::string stop_row;       // exclusive; empty = end of table
+  std::string table;                 // "ns:table" or "table"
+  std::string start_row;             // inclusive
+  std::string stop_row;              // exclusive; empty = end of table
   std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
-  int chunk_rows = 500;       // rows per getScannerRows call
-  bool reversed = false;      // newest-first within [start_row, stop_row)
+  int chunk_rows = 500;              // rows per getScannerRows call
+  bool reversed = false;             // newest-first within [start_row, stop_row)
 };
 
 // One open server-side scanner. Not thread-safe: one thread drives it. The destructor closes it

@@ -18,7 +18,6 @@ class Thrift2ScannerFactory : public ScannerFactory {
   virtual std::size_t open_scanners() const = 0;
 };
 
-std::unique_ptr<Thrift2ScannerFactory> make_thrift2_scanner_factory(const Thrift2Options& options,
-                                                                    int max_connections);
+std::unique_ptr<Thrift2ScannerFactory> make_thrift2_scanner_factory(const Thrift2Options& options, int max_connections);
 
 }  // namespace hbingest::connectors

@@ -56,8 +56,8 @@ class EventGenerator {
   GeneratedEvent next(std::int64_t now_ms);
 
  private:
-  double unit();                          // uniform [0, 1)
-  std::uint64_t below(std::uint64_t n);   // uniform [0, n)
+  double unit();                         // uniform [0, 1)
+  std::uint64_t below(std::uint64_t n);  // uniform [0, n)
   std::uint32_t zipf_user();
   std::string user_id(std::uint32_t user) const;
   std::string login_json(std::int64_t ts, const std::string& user, bool with_event_id, bool with_ts,

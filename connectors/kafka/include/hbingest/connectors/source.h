@@ -62,8 +62,8 @@ class Source {
 // One dead letter: the original bytes plus where they came from and why they were rejected.
 struct DeadLetter {
   SourceMessage original;
-  std::string stage;             // decode, key, route, write
-  std::string exception_class;   // e.g. "hbingest.InvalidJson"
+  std::string stage;            // decode, key, route, write
+  std::string exception_class;  // e.g. "hbingest.InvalidJson"
   std::string exception_message;
 };
 

@@ -9,9 +9,9 @@
 
 #include "hbingest/config/config.h"
 #include "hbingest/ingest/router.h"
-#include "hbingest/server/http_server.h"
-#include "hbingest/server/events_handler.h"
 #include "hbingest/query/query_engine.h"
+#include "hbingest/server/events_handler.h"
+#include "hbingest/server/http_server.h"
 
 namespace prometheus {
 class Registry;

@@ -37,7 +37,8 @@ class Batcher {
   explicit Batcher(BatchLimits limits) : limits_(limits) {}
 
   // Adds a row; returns the batch it closed, if adding it reached a limit.
-  std::vector<Batch> add(const std::string& table, connectors::RowMutation row, RowOrigin origin, Clock::time_point now);
+  std::vector<Batch> add(const std::string& table, connectors::RowMutation row, RowOrigin origin,
+                         Clock::time_point now);
   // Batches open longer than linger.
   std::vector<Batch> expired(Clock::time_point now);
   std::vector<Batch> flush_all();

@@ -43,7 +43,7 @@ class OffsetTracker {
     bool done;
   };
   struct PartitionState {
-    std::deque<Entry> window;         // tracked offsets not yet below the commit point, ascending
+    std::deque<Entry> window;           // tracked offsets not yet below the commit point, ascending
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
     std::int64_t committed = -1;        // last position handed to mark_committed
     std::size_t pending = 0;

@@ -23,9 +23,9 @@
 #include "hbingest/ingest/event_decoder.h"
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
-#include "hbingest/support/rate_limited_log.h"
 #include "hbingest/ingest/router.h"
 #include "hbingest/ingest/writer_pool.h"
+#include "hbingest/support/rate_limited_log.h"
 
 namespace hbingest::ingest {
 
@@ -55,10 +55,10 @@ struct PipelineOptions {
   config::DecodeConfig decode;
   BatchLimits batch;
   FlowLimits flow;
-  std::size_t poll_batch = 1000;                     // messages per poll
+  std::size_t poll_batch = 1000;  // messages per poll
   std::chrono::milliseconds commit_interval{1000};
   std::chrono::milliseconds shutdown_deadline{30000};
-  std::chrono::milliseconds family_ttl{600000};      // the table's TTL: events older are not written
+  std::chrono::milliseconds family_ttl{600000};  // the table's TTL: events older are not written
   config::OnInvalid on_invalid = config::OnInvalid::dlq;
   config::UnknownType unknown_type = config::UnknownType::dlq;
 };

@@ -20,7 +20,7 @@ namespace hbingest::query {
 struct EventRoute {
   std::string table;
   std::shared_ptr<const keyspec::KeySpec> spec;
-  std::string family = "d";                             // the family our daemon writes
+  std::string family = "d";                                 // the family our daemon writes
   std::optional<std::set<std::string>> known_qualifiers{};  // nullopt: any qualifier of `family`
 };
 
@@ -36,24 +36,24 @@ enum class Order { asc, desc };
 enum class MergeBy { time, key };
 
 struct Query {
-  std::string table;                                   // "ns:table" or "table"
-  std::shared_ptr<const keyspec::KeySpec> spec;        // required
-  std::optional<std::string> event_id;                 // fixes the spec's event component
-  std::optional<std::int64_t> from_ms;                 // inclusive
-  std::optional<std::int64_t> to_ms;                   // exclusive
-  std::optional<int> full_table_splits;                // set: whole table in this many splits (key order)
-  std::size_t limit = 1000;                            // 0 = no limit
+  std::string table;                             // "ns:table" or "table"
+  std::shared_ptr<const keyspec::KeySpec> spec;  // required
+  std::optional<std::string> event_id;           // fixes the spec's event component
+  std::optional<std::int64_t> from_ms;           // inclusive
+  std::optional<std::int64_t> to_ms;             // exclusive
+  std::optional<int> full_table_splits;          // set: whole table in this many splits (key order)
+  std::size_t limit = 1000;                      // 0 = no limit
   Order order = Order::asc;
   MergeBy merge = MergeBy::time;
-  std::vector<std::string> columns;                    // "family" or "family:qualifier"; empty = all
+  std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
 };
 
 // Engine-wide defaults; see config::QueryConfig.
 struct EngineOptions {
-  int concurrency = 16;                                // scans in flight per query: min(n, this)
-  int chunk_rows = 500;                                // rows per getScannerRows
-  int prefetch_chunks = 2;                             // chunks buffered per scan
-  std::chrono::milliseconds deadline{10000};           // per query
+  int concurrency = 16;                       // scans in flight per query: min(n, this)
+  int chunk_rows = 500;                       // rows per getScannerRows
+  int prefetch_chunks = 2;                    // chunks buffered per scan
+  std::chrono::milliseconds deadline{10000};  // per query
 };
 
 // Per-call overrides.
@@ -66,18 +66,18 @@ struct QueryOptions {
 
 // One row as returned to the caller.
 struct ResultRow {
-  std::string key;                                     // raw row key bytes
-  std::vector<keyspec::KeyPart> parts;                 // decode(key)
-  std::optional<std::string> event_component;          // name of the spec's event component
+  std::string key;                             // raw row key bytes
+  std::vector<keyspec::KeyPart> parts;         // decode(key)
+  std::optional<std::string> event_component;  // name of the spec's event component
   std::vector<connectors::ScannedCell> cells;
-  int bucket = -1;                                     // salt bucket of the range it came from
+  int bucket = -1;  // salt bucket of the range it came from
 };
 
 struct QueryStats {
   std::size_t rows = 0;
-  bool truncated = false;                              // the limit cut off at least one more row
-  std::size_t scans = 0;                               // ranges planned
-  std::size_t scans_opened = 0;                        // scanners actually opened
+  bool truncated = false;        // the limit cut off at least one more row
+  std::size_t scans = 0;         // ranges planned
+  std::size_t scans_opened = 0;  // scanners actually opened
   std::chrono::microseconds elapsed{0};
 };
 

@@ -22,9 +22,9 @@
 #include <string>
 #include <string_view>
 
-#include "hbingest/server/http_server.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/query/query_engine.h"
+#include "hbingest/server/http_server.h"
 
 namespace hbingest::server {
 
@@ -35,7 +35,7 @@ struct EventsHandlerOptions {
   std::size_t default_limit = 1000;
   std::size_t max_limit = 10000;
   int max_concurrent_queries = 8;
-  std::optional<std::string> bearer_token{};            // set: required on every request
+  std::optional<std::string> bearer_token{};  // set: required on every request
 };
 
 class EventsHandler {

@@ -19,7 +19,7 @@ namespace hbingest::server {
 struct HttpRequest {
   std::string path;
   std::vector<std::pair<std::string, std::string>> params;  // query string, decoded, in order
-  std::map<std::string, std::string> headers;                // names lower-cased
+  std::map<std::string, std::string> headers;               // names lower-cased
   std::string remote_addr;
 
   // The header's value, if present (name in any case).
@@ -37,7 +37,7 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one; [v6]:port accepted
-  int threads = 8;                          // handler threads
+  int threads = 8;                        // handler threads
 };
 
 class HttpServer {
@@ -62,6 +62,5 @@ class HttpServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
 
 }  // namespace hbingest::server
