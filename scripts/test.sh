@@ -8,6 +8,8 @@ started=$(date +%s)
 
 scripts/install-deps.sh
 BUILD_DIR=build scripts/build.sh
+echo "== house style (clang-format, clang-tidy)"
+scripts/check-style.sh build
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
 BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF
 

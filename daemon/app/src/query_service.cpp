@@ -10,15 +10,6 @@ namespace hbingest::app {
 
 namespace {
 
-query::EngineOptions engine_options(const config::QueryConfig& query) {
-  query::EngineOptions options;
-  options.concurrency = query.concurrency;
-  options.chunk_rows = query.chunk_rows;
-  options.prefetch_chunks = query.prefetch_chunks;
-  options.deadline = query.deadline;
-  return options;
-}
-
 // Only the raw mode has a fixed set of qualifiers; field columns are whatever the events carry.
 std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig& decode) {
   if (decode.columns == config::ColumnsMode::raw) return std::set<std::string>{decode.raw_qualifier};

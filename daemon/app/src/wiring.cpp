@@ -31,6 +31,15 @@ connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& k
   return options;
 }
 
+query::EngineOptions engine_options(const config::QueryConfig& query) {
+  query::EngineOptions options;
+  options.concurrency = query.concurrency;
+  options.chunk_rows = query.chunk_rows;
+  options.prefetch_chunks = query.prefetch_chunks;
+  options.deadline = query.deadline;
+  return options;
+}
+
 connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config) {
   connectors::DeadLetterProducerOptions options;
   options.topic = config.dlq.topic;

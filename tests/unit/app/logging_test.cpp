@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hbingest/app/logging.h"
+#include "text_lines.h"
 
 namespace hbingest::app {
 namespace {
@@ -15,12 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using hbingest::testing::lines_of;
 
 TEST(Logging, JsonLinesEscapeEverything) {
   std::ostringstream out;

@@ -2,15 +2,20 @@
 // In-memory stand-ins for the pipeline's seams (Source, RowSink, DeadLetterSink).
 
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/connectors/source.h"
+#include "hbingest/ingest/pipeline.h"
 
 namespace hbingest::testing {
 
@@ -208,5 +213,30 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
   mutable std::mutex mutex_;
   std::vector<std::pair<connectors::DeadLetter, Done>> pending_;
 };
+
+// Runs `pipeline` on its own thread; `until` is polled on this thread until it returns true (then
+// the pipeline is asked to stop), until run() returns or throws, or until `deadline` passes.
+// Returns what run() threw, or null.
+inline std::exception_ptr run_pipeline_until(ingest::Pipeline& pipeline, const std::function<bool()>& until,
+                                             std::chrono::milliseconds deadline) {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> finished{false};
+  std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
+  std::thread thread([&] {
+    try {
+      pipeline.run(stop);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    finished = true;
+  });
+  const auto give_up = std::chrono::steady_clock::now() + deadline;
+  while (!finished && !until() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  stop = true;
+  thread.join();
+  return failure;
+}
 
 }  // namespace hbingest::testing

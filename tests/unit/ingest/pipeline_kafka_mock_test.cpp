@@ -20,6 +20,7 @@ using testing::FakeDeadLetters;
 using testing::FakeSink;
 using testing::FakeTable;
 using testing::MockKafkaCluster;
+using testing::run_pipeline_until;
 
 constexpr std::int64_t kNowMs = 1'790'000'000'000;  // fixed "now" for TTL decisions
 constexpr auto kDeadline = 60s;                     // the mock group's first join alone takes ~3 s
@@ -53,24 +54,8 @@ struct MockKafkaPipeline {
   // the pipeline is asked to stop), until run() returns or throws, or until the deadline.
   // Returns what run() threw.
   std::exception_ptr run(const std::function<bool(const Pipeline&)>& step) {
-    std::atomic<bool> stop{false};
-    std::atomic<bool> finished{false};
-    std::exception_ptr failure;  // written by the pipeline thread before `finished`
-    std::thread thread([&] {
-      try {
-        pipeline->run(stop);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      finished = true;
-    });
-    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-    while (!finished && !step(*pipeline) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(5ms);
-    }
-    stop = true;
-    thread.join();
-    return failure;
+    return run_pipeline_until(
+        *pipeline, [&] { return step(*pipeline); }, kDeadline);
   }
 
   // The group's committed next-offset of events/0, read by a new member after the pipeline left.

@@ -16,6 +16,7 @@ using testing::FakeDeadLetters;
 using testing::FakeSink;
 using testing::FakeSource;
 using testing::FakeTable;
+using testing::run_pipeline_until;
 
 constexpr std::int64_t kNowMs = 1'790'000'000'000;  // fixed "now" for TTL decisions
 
@@ -57,21 +58,7 @@ struct Harness {
     auto pipeline = std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer,
                                                [] { return kNowMs; });
     running = pipeline.get();
-    std::atomic<bool> stop{false};
-    std::exception_ptr failure;  // written by the pipeline thread before `finished`, read after join
-    std::atomic<bool> finished{false};
-    std::thread thread([&] {
-      try {
-        pipeline->run(stop);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      finished = true;
-    });
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!finished && !until() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
-    stop = true;
-    thread.join();
+    const std::exception_ptr failure = run_pipeline_until(*pipeline, until, 20s);
     running = nullptr;
     closed_when_run_returned = source.closed();
     pipeline.reset();

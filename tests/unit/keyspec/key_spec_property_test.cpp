@@ -126,7 +126,7 @@ TEST(KeySpecProperty, PlansAreExact) {
     for (const auto& e : events) keys.push_back(encode_event(spec, e));
     for (int trial = 0; trial < 40; ++trial) {
       PlanRequest req;
-      const std::string id = ids[rng() % ids.size()];
+      const std::string& id = ids[rng() % ids.size()];
       req.equals = {{"event", id}};
       const int shape = trial % 4;  // both ends, from only, to only, prefix only
       const std::int64_t a = 1700000000000 + static_cast<std::int64_t>(rng() % 50000);

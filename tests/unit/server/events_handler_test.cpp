@@ -51,7 +51,7 @@ class EventsHandlerTest : public ::testing::Test {
   }
 
   httplib::Result get(const std::string& target, httplib::Headers headers = {}) {
-    return client_->Get(target.c_str(), headers);
+    return client_->Get(target, headers);
   }
 
   static nlohmann::json body(const httplib::Result& res) { return nlohmann::json::parse(res->body); }

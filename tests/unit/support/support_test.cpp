@@ -10,6 +10,7 @@
 #include "hbingest/support/did_you_mean.h"
 #include "hbingest/support/host_port.h"
 #include "hbingest/support/rate_limited_log.h"
+#include "text_lines.h"
 
 namespace hbingest::support {
 namespace {
@@ -17,12 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using hbingest::testing::lines_of;
 
 TEST(EditDistance, CountsEditsAndAdjacentTranspositionsIgnoringCase) {
   EXPECT_EQ(edit_distance("", ""), 0u);

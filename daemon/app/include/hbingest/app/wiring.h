@@ -15,12 +15,14 @@
 #include "hbingest/ingest/table_bootstrap.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/query/query.h"
 
 namespace hbingest::app {
 
 connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase);
 connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka);
 connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config);
+query::EngineOptions engine_options(const config::QueryConfig& query);
 connectors::WriteOptions write_options(const config::WriterConfig& writer);
 ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
