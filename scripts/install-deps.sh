@@ -36,3 +36,21 @@ fi
 
 # Python peers for tests (confluent-kafka, happybase, thrift) and the stack's probes.
 stack/hbstack fetch
+
+# Toxiproxy (Shopify's fault-injection proxy) for the `faults` test tier: a Go program, installed
+# pinned from the Go module proxy into .tools/bin. Go comes from the machine or Debian's golang-go.
+TOXIPROXY_VERSION=v2.5.0
+# (`go install` builds report their version as "git", so a marker file records what was installed.)
+if [ ! -x .tools/bin/toxiproxy-server ] || [ "$(cat .tools/toxiproxy.version 2>/dev/null)" != "$TOXIPROXY_VERSION" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    if [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; else
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends golang-go >/dev/null
+    fi
+  fi
+  echo "install-deps: toxiproxy $TOXIPROXY_VERSION from the Go module proxy"
+  mkdir -p .tools/bin
+  GOBIN="$PWD/.tools/gobin" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
+  mv .tools/gobin/server .tools/bin/toxiproxy-server
+  rmdir .tools/gobin
+  echo "$TOXIPROXY_VERSION" > .tools/toxiproxy.version
+fi
