@@ -6,7 +6,7 @@ std::vector<std::string> not_ready_reasons(const PipelineStats& stats, const Wri
   std::vector<std::string> reasons;
   if (!stats.assignment_received.load())
     reasons.emplace_back("waiting for a partition assignment from the consumer group");
-  if (writers.backing_off()) reasons.emplace_back("HBase writes are failing and being retried");
+  if (writers.writes_failing()) reasons.emplace_back("HBase writes are failing and being retried");
   return reasons;
 }
 

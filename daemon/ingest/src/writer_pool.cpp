@@ -1,5 +1,7 @@
 #include "hbingest/ingest/writer_pool.h"
 
+#include <utility>
+
 #include <spdlog/spdlog.h>
 
 #include "hbingest/ingest/backoff.h"
@@ -61,6 +63,7 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
       queue_.pop_front();
     }
     backoff.reset();
+    bool failing = false;  // this batch's last attempt failed: counted in failing_writers_
     for (;;) {
       const auto started = std::chrono::steady_clock::now();
       try {
@@ -72,6 +75,7 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         observer_.on_batch_written(sink.endpoint(), batch.rows.size() - rejected.size(), batch.bytes,
                                    std::chrono::steady_clock::now() - started, oldest_event_ms);
         if (!rejected.empty()) observer_.on_rows_rejected(rejected.size());
+        if (std::exchange(failing, false)) --failing_writers_;
         {
           std::lock_guard lock(mutex_);
           completed_.push_back({std::move(batch), std::move(rejected)});
@@ -84,11 +88,12 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         retry_log_.log(spdlog::level::warn, e.endpoint(),
                        fmt::format("write of {} rows to {} failed (attempt {}), retrying in {} ms: {}",
                                    batch.rows.size(), batch.table, backoff.attempts(), delay.count(), e.what()));
-        ++backing_off_;
+        if (!std::exchange(failing, true)) ++failing_writers_;
         std::unique_lock lock(mutex_);
-        const bool stop = stop_requested_cv_.wait_for(lock, delay, [&] { return stopping_; });
-        --backing_off_;
-        if (stop) return;  // not stored, not completed: its offsets stay uncommitted
+        if (stop_requested_cv_.wait_for(lock, delay, [&] { return stopping_; })) {
+          --failing_writers_;
+          return;  // not stored, not completed: its offsets stay uncommitted
+        }
       }
     }
   }

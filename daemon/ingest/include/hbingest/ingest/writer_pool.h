@@ -46,8 +46,9 @@ class WriterPool {
   void wait_for_completion(std::chrono::milliseconds timeout);
   // Stops retrying and joins the writers. Idempotent.
   void stop();
-  // True while at least one writer is waiting to retry (for readiness).
-  bool backing_off() const { return backing_off_.load() > 0; }
+  // True from a writer's first failed attempt until its next success, across the retries and the
+  // time spent inside the failing calls (for readiness).
+  bool writes_failing() const { return failing_writers_.load() > 0; }
 
  private:
   void run_writer(connectors::RowSink& sink);
@@ -64,7 +65,7 @@ class WriterPool {
   std::deque<Batch> queue_;
   std::vector<BatchOutcome> completed_;
   bool stopping_ = false;
-  std::atomic<int> backing_off_{0};
+  std::atomic<int> failing_writers_{0};
   support::RateLimitedLog retry_log_{std::chrono::seconds(5)};  // one line per endpoint and interval in an outage
   // Last member: threads start after everything they use exists and are joined (in stop()) first.
   std::vector<std::thread> threads_;

@@ -1,0 +1,167 @@
+"""The `faults` tier: Toxiproxy between the daemon and the Thrift2 gateway, and the gateway or HBase
+itself killed, while events stream in. After every fault the checker compares what Kafka holds with
+what HBase holds: every produced event is exactly one row (rows are keyed by topic partition and
+offset, so a duplicate delivery rewrites the same row and a loss is a missing one), the committed
+offsets cover every event (nothing committed that is not stored is then implied by the row count
+being checked only after the commit), resident memory stayed bounded, and the daemon recovered by
+itself: consumption resumed and /readyz is ready again."""
+
+import json
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from support import THRIFT2, count_rows, create_topic, mixed_events, produce, wait_for
+from toxiproxy import Toxiproxy, toxic
+
+STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
+# In-flight bounds of 20k events (~300 B each, held as payload and cells): well under 200 MiB.
+RSS_BOUND_KIB = 200 * 1024
+EVENTS = 30_000
+
+
+def rss_kib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.fixture
+def proxies(tmp_path):
+    server = Toxiproxy(tmp_path / "toxiproxy.log")
+    yield server
+    server.close()
+
+
+class Stream:
+    """Produces EVENTS events over ~10 s on a background thread while the test strikes."""
+
+    def __init__(self, topic, count=EVENTS, chunks=20, pause=0.5):
+        self.events = mixed_events(count)
+        size = len(self.events) // chunks
+
+        def run():
+            for i in range(chunks):
+                produce(topic, [json.dumps(e) for e in self.events[i * size:(i + 1) * size]])
+                time.sleep(pause)
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def join(self):
+        self.thread.join()
+
+
+def start_daemon(daemon_factory, names, endpoint=None):
+    create_topic(names["topic"], partitions=4)
+    overrides = {"writer.max_inflight_rows": 20_000, "writer.max_inflight_rows_per_partition": 5_000}
+    if endpoint:
+        overrides["hbase.endpoints"] = [endpoint]
+    daemon = daemon_factory(names["topic"], names["table"], **overrides).start()
+    return daemon
+
+
+def watch_rss(daemon, seconds):
+    peak, end = 0, time.time() + seconds
+    while time.time() < end:
+        peak = max(peak, rss_kib(daemon.process.pid))
+        time.sleep(0.5)
+    return peak
+
+
+def ready(daemon):
+    try:
+        return urllib.request.urlopen(daemon.http + "/readyz", timeout=2).status == 200
+    except OSError:
+        return False
+
+
+def check_recovered_and_complete(daemon, stream, table, peak_kib, what):
+    # Commits only ever cover stored rows, and rows only grow: read the commit first.
+    committed = daemon.metric("hbingest_committed_offset")
+    stored = count_rows(table)
+    assert stored >= committed, f"after {what}: {committed} events committed but only {stored} rows stored"
+    stream.join()
+    wait_for(lambda: daemon.metric("hbingest_committed_offset") >= len(stream.events) and
+             daemon.metric("hbingest_consumer_lag") == 0, 300, f"lag to drain after {what}")
+    wait_for(lambda: ready(daemon), 60, f"/readyz ready again after {what}")
+    assert daemon.metric("hbingest_paused_partitions") == 0, f"consumption resumed by itself after {what}"
+    assert daemon.process.poll() is None, "the daemon stayed up"
+    daemon.stop()
+    rows = count_rows(table)
+    assert rows == len(stream.events), f"after {what}: {rows} rows for {len(stream.events)} events"
+    assert peak_kib < RSS_BOUND_KIB, f"RSS {peak_kib} KiB during {what}, bound {RSS_BOUND_KIB} KiB"
+    print(f"{what}: {rows} rows, peak RSS {peak_kib} KiB")
+
+
+def test_gateway_link_latency_and_jitter(daemon_factory, names, proxies):
+    endpoint = proxies.proxy("gateway", THRIFT2())
+    daemon = start_daemon(daemon_factory, names, endpoint)
+    stream = Stream(names["topic"])
+    with toxic(proxies, "gateway", "latency", latency=200, jitter=100), \
+         toxic(proxies, "gateway", "latency", stream="upstream", latency=50, jitter=50):
+        peak = watch_rss(daemon, 15)
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "200 ms latency with jitter")
+
+
+def test_gateway_link_throttled_to_100_kb_per_s(daemon_factory, names, proxies):
+    endpoint = proxies.proxy("gateway", THRIFT2())
+    daemon = start_daemon(daemon_factory, names, endpoint)
+    stream = Stream(names["topic"])
+    with toxic(proxies, "gateway", "bandwidth", stream="upstream", rate=100):
+        peak = watch_rss(daemon, 15)
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "100 KB/s to the gateway")
+
+
+def test_gateway_link_reset_every_few_seconds(daemon_factory, names, proxies):
+    endpoint = proxies.proxy("gateway", THRIFT2())
+    daemon = start_daemon(daemon_factory, names, endpoint)
+    stream = Stream(names["topic"])
+    peak = 0
+    for _ in range(5):
+        with toxic(proxies, "gateway", "reset_peer", timeout=200):
+            peak = max(peak, watch_rss(daemon, 1))
+        peak = max(peak, watch_rss(daemon, 2))
+    assert daemon.metric("hbingest_write_retries_total") > 0, "the resets reached the writers"
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "TCP resets every 3 s")
+
+
+def test_gateway_link_black_hole_for_30_s(daemon_factory, names, proxies):
+    endpoint = proxies.proxy("gateway", THRIFT2())
+    daemon = start_daemon(daemon_factory, names, endpoint)
+    stream = Stream(names["topic"])
+    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
+    # timeout=0: data is swallowed and the connection never closes; only our read timeout notices.
+    with toxic(proxies, "gateway", "timeout", timeout=0), toxic(proxies, "gateway", "timeout", stream="upstream", timeout=0):
+        peak = watch_rss(daemon, 30)
+        assert daemon.metric("hbingest_write_retries_total") > 0, "writes time out and are retried"
+        assert not ready(daemon), "/readyz says not ready while HBase writes fail"
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "a 30 s black hole")
+
+
+def test_gateway_killed_with_sigkill_and_restarted(daemon_factory, names):
+    daemon = start_daemon(daemon_factory, names)
+    stream = Stream(names["topic"])
+    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
+    subprocess.run([STACK, "kill", "thrift2"], check=True)
+    try:
+        peak = watch_rss(daemon, 10)
+    finally:
+        subprocess.run([STACK, "start", "thrift2"], check=True)
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "the gateway killed -9")
+
+
+def test_hbase_stopped_and_restarted_mid_stream(daemon_factory, names):
+    daemon = start_daemon(daemon_factory, names)
+    stream = Stream(names["topic"])
+    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
+    subprocess.run([STACK, "stop", "hbase"], check=True)
+    try:
+        peak = watch_rss(daemon, 10)
+    finally:
+        subprocess.run([STACK, "start", "hbase"], check=True)
+    check_recovered_and_complete(daemon, stream, names["table"], peak, "HBase restarted")
