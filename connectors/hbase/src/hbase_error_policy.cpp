@@ -19,6 +19,9 @@ bool is_retriable(const GatewayFailure& failure) {
       // and a stuck partition an operator can see; a wrong "permanent" sends good rows to the DLQ
       // (or, before issue 12, nowhere). The message is never read: HBase's gateway sends
       // getMessage(), which rarely names the class, and words are no contract.
+      // Checked against HBase 2.6.1: a put into a missing family or table answers canRetry=true
+      // (HBase's client wraps it in RetriesExhaustedWithDetailsException), a missing namespace
+      // canRetry=false (NamespaceNotFoundException is a DoNotRetryIOException).
       return failure.can_retry.value_or(true);
     case GatewayFailure::Kind::illegal_argument:
       // Thrown only for a scanner id the gateway does not know (expired lease, restarted gateway):
@@ -29,7 +32,8 @@ bool is_retriable(const GatewayFailure& failure) {
       // refusing the data itself (IllegalArgumentException: "Row length 40000 is > 32767", "KeyValue
       // size too large"), which no retry changes; the sink then isolates the row by halving the
       // batch, so only that row is dead-lettered. Thrift reports such handler exceptions as
-      // INTERNAL_ERROR (older servers: UNKNOWN). Known limit: a handler RuntimeException that is not
+      // INTERNAL_ERROR (HBase 2.6.1, a 40000-byte row key: "Internal error processing
+      // putMultiple"; older servers: UNKNOWN). Known limit: a handler RuntimeException that is not
       // about the data (HBase's connection cache failing inside the gateway) looks the same.
       // Every other type (unknown method, bad sequence id, missing result, protocol error) is the
       // RPC going wrong, not the row: reconnect and retry.

@@ -64,6 +64,17 @@ const std::vector<Case>& cases() {
       {"text naming a transient class cannot overrule canRetry=false", Kind::io_error, false, 0,
        "org.apache.hadoop.hbase.RegionTooBusyException: Over memstore limit", false},
       {"text naming no class, canRetry=true", Kind::io_error, true, 0, "Connection reset by peer", true},
+      // Seen from HBase 2.6.1's gateway (local stack, putMultiple / getNamespaceDescriptor):
+      {"HBase 2.6.1: put into a missing family", Kind::io_error, true, 0,
+       "Failed 1 action: org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: Column family nosuch does "
+       "not exist in region errprobe,,1795464368405.24a63be49bed13900fdb77ebb95c22a7. in table 'errprobe'",
+       true},
+      {"HBase 2.6.1: put into a missing table", Kind::io_error, true, 0,
+       "Failed 1 action: no_such_table_errprobe: 1 time, servers with issues: null", true},
+      {"HBase 2.6.1: missing namespace", Kind::io_error, false, 0,
+       "org.apache.hadoop.hbase.NamespaceNotFoundException: nosuchns_errprobe", false},
+      {"HBase 2.6.1: row key over 32767 bytes", Kind::application_error, kUnset, kInternalError,
+       "Internal error processing putMultiple", false},
       // TIllegalArgument: only for a scanner id the gateway does not know; the same call cannot succeed.
       {"unknown scanner id", Kind::illegal_argument, kUnset, 0, "Invalid scanner Id", false},
       // TApplicationException: the handler threw a RuntimeException (HBase's client rejecting the
