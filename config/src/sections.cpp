@@ -341,9 +341,10 @@ const Options<DlqConfig>& dlq_options() {
   using Q = DlqConfig;
   static const Options<Q> options = {
       string("topic", &Q::topic, "Dead-letter topic for invalid or unroutable events (with the reason in headers)."),
-      enumeration("on_invalid", &Q::on_invalid,
-                  {{"dlq", OnInvalid::dlq}, {"skip", OnInvalid::skip}, {"fail", OnInvalid::fail}},
-                  "Undecodable event or key: send to the DLQ, skip it (counted), or stop the daemon."),
+      enumeration(
+          "on_invalid", &Q::on_invalid, {{"dlq", OnInvalid::dlq}, {"skip", OnInvalid::skip}, {"fail", OnInvalid::fail}},
+          "Undecodable event or key: send to the DLQ, skip it (counted), or stop the daemon. A row "
+          "HBase refuses for good is never skipped: it goes to the DLQ (skip, dlq) or stops the daemon (fail)."),
       enumeration(
           "unknown_type", &Q::unknown_type,
           {{"dlq", UnknownType::dlq}, {"default_route", UnknownType::default_route}, {"skip", UnknownType::skip}},

@@ -1,10 +1,9 @@
 #include "thrift2_connection.h"
 
+#include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
 
-#include <array>
-#include <charconv>
-#include <string_view>
+#include <optional>
 
 #include <thrift/TApplicationException.h>
 #include <thrift/TConfiguration.h>
@@ -34,32 +33,6 @@ support::HostPort parse_endpoint(const std::string& endpoint) {
 }
 
 }  // namespace
-
-bool is_retriable_hbase_message(const std::string& message) {
-  // HBase reports server-side conditions as TIOError text; these names are the transient ones
-  // (the client side of HBase would retry them too). A missing table or family is an operator
-  // problem, not bad data: retrying (and alerting) keeps the rows out of the dead-letter topic.
-  static constexpr std::array<std::string_view, 16> kTransient = {"TableNotFoundException",
-                                                                  "NoSuchColumnFamilyException",
-                                                                  "RegionTooBusyException",
-                                                                  "NotServingRegionException",
-                                                                  "RegionMovedException",
-                                                                  "RegionOpeningException",
-                                                                  "ServerNotRunningYetException",
-                                                                  "RetriesExhaustedException",
-                                                                  "CallQueueTooBigException",
-                                                                  "CallTimeoutException",
-                                                                  "ConnectException",
-                                                                  "SocketTimeoutException",
-                                                                  "PleaseHoldException",
-                                                                  "RegionServerStoppedException",
-                                                                  "TableNotEnabledException",
-                                                                  "Connection refused"};
-  for (auto needle : kTransient) {
-    if (message.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
 
 Thrift2Connection::Thrift2Connection(Thrift2Options options, std::size_t first_endpoint)
     : options_(std::move(options)) {
@@ -120,18 +93,22 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
   } catch (const thrift2::gen::TIOError& e) {
     // The server answered: the connection is fine, the operation failed inside HBase.
     const std::string message = e.__isset.message ? e.message : std::string("TIOError without message");
+    GatewayFailure failure{GatewayFailure::Kind::io_error, std::nullopt, 0, message};
+    if (e.__isset.canRetry) failure.can_retry = e.canRetry;
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed: " + message, where, operation,
-                     is_retriable_hbase_message(message));
+                     is_retriable(failure));
   } catch (const thrift2::gen::TIllegalArgument& e) {
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " rejected an argument: " + e.message, where,
-                     operation, false);
+                     operation, is_retriable({GatewayFailure::Kind::illegal_argument, std::nullopt, 0, e.message}));
   } catch (const apache::thrift::TApplicationException& e) {
-    // The server's handler threw something other than an IOException — in practice HBase's client
-    // rejecting the data (IllegalArgumentException: "Row length 40000 is > 32767", cell too big).
-    // A reply was read, so the connection is still in step; trying again cannot help.
+    // A reply was read; which types mean "the data was refused" is decided in hbase_error_policy.cpp.
+    const bool retriable =
+        is_retriable({GatewayFailure::Kind::application_error, std::nullopt, static_cast<int>(e.getType()), e.what()});
+    // An RPC-level failure (out of sequence, protocol error) may leave the stream out of step.
+    if (retriable) disconnect();
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed inside the gateway: " + e.what() +
                          " (see the Thrift2 server log)",
-                     where, operation, false);
+                     where, operation, retriable);
   } catch (const TTransportException& e) {
     disconnect();
     if (options_.endpoints.size() > 1) {

@@ -14,9 +14,6 @@
 
 namespace hbingest::connectors {
 
-// True when an HBase-side error message names a condition a later attempt may not hit.
-bool is_retriable_hbase_message(const std::string& message);
-
 class Thrift2Connection {
  public:
   // Connects lazily, starting at endpoints[first_endpoint % size].

@@ -153,9 +153,11 @@ struct TNamespaceDescriptor {
   2: optional map<string, string> configuration
 }
 
-// HBase 2.x servers may also send `2: optional bool canRetry`; we classify by message instead.
+// canRetry is HBase 2.x's verdict: !(cause instanceof DoNotRetryIOException). Older gateways leave
+// it out; see connectors/hbase/src/hbase_error_policy.cpp for what that means.
 exception TIOError {
-  1: optional string message
+  1: optional string message,
+  2: optional bool canRetry
 }
 
 exception TIllegalArgument {

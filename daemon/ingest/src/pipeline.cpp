@@ -178,10 +178,14 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
 }
 
 void Pipeline::reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
-                      const std::string& detail) {
+                      const std::string& detail, bool skippable) {
   observer_.on_invalid(reason);
   const TopicPartition tp{message.topic, message.partition};
-  switch (options_.on_invalid) {
+  // A row HBase refused for good was a valid event: skipping it would lose it silently. Under
+  // `skip` it goes to the dead-letter topic (with HBase's reason); `fail` still stops.
+  const config::OnInvalid mode =
+      !skippable && options_.on_invalid == config::OnInvalid::skip ? config::OnInvalid::dlq : options_.on_invalid;
+  switch (mode) {
     case config::OnInvalid::skip:
       spdlog::debug("skipping invalid event {}: {}", describe(message), detail);
       ++stats_.skipped;
@@ -232,7 +236,7 @@ void Pipeline::drain_completions() {
     std::vector<bool> rejected(batch.rows.size(), false);
     for (const auto& r : outcome.rejected) {
       rejected[r.index] = true;
-      reject(std::move(batch.origins[r.index].message), "write", "rejected_by_hbase", r.reason);
+      reject(std::move(batch.origins[r.index].message), "write", "rejected_by_hbase", r.reason, /*skippable=*/false);
     }
     for (std::size_t i = 0; i < batch.rows.size(); ++i) {
       if (rejected[i]) continue;

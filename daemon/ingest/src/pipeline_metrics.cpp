@@ -68,6 +68,9 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                                     {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 600})),
       retries_(
           counter(registry, "hbingest_write_retries_total", "Failed HBase calls that will be retried, by endpoint.")),
+      unexpected_write_errors_(counter(registry, "hbingest_write_unexpected_errors_total",
+                                       "Writes that failed with something other than an HBase error (a bug or "
+                                       "out of memory), retried; by endpoint.")),
       rows_rejected_(
           counter(registry, "hbingest_rows_rejected_total", "Rows HBase refused for good (sent to the DLQ).").Add({})),
       inflight_rows_(
@@ -135,6 +138,10 @@ void PipelineMetrics::on_batch_written(const std::string& endpoint, std::size_t 
 
 void PipelineMetrics::on_write_retry(const std::string& endpoint, const std::string& operation) {
   retries_.Add({{"endpoint", endpoint}, {"operation", operation}}).Increment();
+}
+
+void PipelineMetrics::on_write_unexpected_error(const std::string& endpoint) {
+  unexpected_write_errors_.Add({{"endpoint", endpoint}}).Increment();
 }
 
 void PipelineMetrics::on_rows_rejected(std::size_t rows) { rows_rejected_.Increment(static_cast<double>(rows)); }

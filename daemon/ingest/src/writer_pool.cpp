@@ -1,12 +1,29 @@
 #include "hbingest/ingest/writer_pool.h"
 
-#include <utility>
-
 #include <spdlog/spdlog.h>
+
+#include <exception>
+#include <string>
+#include <utility>
 
 #include "hbingest/ingest/backoff.h"
 
 namespace hbingest::ingest {
+
+namespace {
+
+// What the exception being handled says about itself; never throws.
+std::string describe_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+}  // namespace
 
 WriterPool::WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
                        RetryPolicy retry, PipelineObserver& observer)
@@ -51,6 +68,30 @@ void WriterPool::wait_for_completion(std::chrono::milliseconds timeout) {
   completion_available_.wait_for(lock, timeout, [&] { return !completed_.empty() || stopping_; });
 }
 
+bool WriterPool::wait_before_retry(std::chrono::milliseconds delay, bool& failing) {
+  if (!std::exchange(failing, true)) ++failing_writers_;
+  std::unique_lock lock(mutex_);
+  if (!stop_requested_cv_.wait_for(lock, delay, [&] { return stopping_; })) return true;
+  failing = false;
+  --failing_writers_;
+  return false;
+}
+
+void WriterPool::report_unexpected_failure(const connectors::RowSink& sink, const Batch& batch, int attempt,
+                                           std::chrono::milliseconds delay) noexcept {
+  // Called from a catch (...) block: reporting must not throw again (out of memory, say), or the
+  // thread would still die.
+  try {
+    const std::string endpoint = sink.endpoint();
+    observer_.on_write_unexpected_error(endpoint);
+    observer_.on_write_retry(endpoint, "putMultiple");
+    retry_log_.log(spdlog::level::err, "unexpected:" + endpoint,
+                   fmt::format("write of {} rows to {} failed unexpectedly (attempt {}), retrying in {} ms: {}",
+                               batch.rows.size(), batch.table, attempt, delay.count(), describe_current_exception()));
+  } catch (...) {
+  }
+}
+
 void WriterPool::run_writer(connectors::RowSink& sink) {
   Backoff backoff(retry_.initial_backoff, retry_.max_backoff);
   for (;;) {
@@ -88,12 +129,14 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         retry_log_.log(spdlog::level::warn, e.endpoint(),
                        fmt::format("write of {} rows to {} failed (attempt {}), retrying in {} ms: {}",
                                    batch.rows.size(), batch.table, backoff.attempts(), delay.count(), e.what()));
-        if (!std::exchange(failing, true)) ++failing_writers_;
-        std::unique_lock lock(mutex_);
-        if (stop_requested_cv_.wait_for(lock, delay, [&] { return stopping_; })) {
-          --failing_writers_;
-          return;  // not stored, not completed: its offsets stay uncommitted
-        }
+        if (!wait_before_retry(delay, failing)) return;  // not stored, not completed: its offsets stay uncommitted
+      } catch (...) {
+        // Anything else is a bug in a sink or an allocation failure (std::bad_alloc). Letting it
+        // escape would std::terminate the daemon; the batch is still whole, so it takes the retry
+        // path like an HBase failure, counted apart so that it can alert.
+        const auto delay = backoff.next();
+        report_unexpected_failure(sink, batch, backoff.attempts(), delay);
+        if (!wait_before_retry(delay, failing)) return;
       }
     }
   }

@@ -150,6 +150,8 @@ struct FakeTable {
   std::size_t writes = 0;
   bool down = false;                  // every write throws a retriable error
   std::set<std::string> poison_rows;  // rows rejected for good
+  std::string reject_reason = "fake: row rejected";
+  int transient_failures = 0;  // the next writes throw a retriable error (RegionTooBusy-like)
 };
 
 class FakeSink final : public connectors::RowSink {
@@ -159,10 +161,14 @@ class FakeSink final : public connectors::RowSink {
                                              const connectors::WriteOptions&) override {
     std::lock_guard lock(table_.mutex);
     if (table_.down) throw connectors::HBaseError("fake outage", "fake:1", "putMultiple", true);
+    if (table_.transient_failures > 0) {
+      --table_.transient_failures;
+      throw connectors::HBaseError("fake: Over memstore limit=512.0 M", "fake:1", "putMultiple", true);
+    }
     std::vector<connectors::RejectedRow> rejected;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (table_.poison_rows.contains(rows[i].row)) {
-        rejected.push_back({i, "fake: row rejected"});
+        rejected.push_back({i, table_.reject_reason});
         continue;
       }
       table_.rows[rows[i].row] = rows[i];

@@ -305,6 +305,67 @@ TEST(Pipeline, RowsHBaseRejectsGoToTheDeadLetterTopicAlone) {
   EXPECT_EQ(again.committed(0), 5);
 }
 
+// The key of events/0@offset for login_event(kNowMs, "u<offset>") events, learnt from a clean run.
+std::string key_of_offset(int offset, int events) {
+  Harness h(test_setup());
+  for (int o = 0; o < events; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  h.run_until([&] { return h.rows() == static_cast<std::size_t>(events); });
+  const std::string needle = "000000000000000000" + std::to_string(offset);
+  for (const auto& [key, row] : h.table.rows) {
+    if (key.find(needle) != std::string::npos) return key;
+  }
+  return {};
+}
+
+TEST(Pipeline, SkipModeDeadLettersRowsHBaseRejectsWithTheReason) {
+  // `skip` is for events that cannot become a row; a row HBase refused is kept, in the DLQ.
+  const std::string poisoned = key_of_offset(2, 5);
+  ASSERT_FALSE(poisoned.empty());
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::skip;
+  Harness h(setup);
+  h.table.poison_rows.insert(poisoned);
+  h.table.reject_reason = "HBase putMultiple via fake:1 failed inside the gateway: Row length 40000 is > 32767";
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  h.run_until([&] { return h.rows() == 4 && h.dead_letters.delivered_count() == 1 && h.committed(0) == 5; });
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  const auto& letter = h.dead_letters.delivered[0];
+  EXPECT_EQ(letter.original.offset, 2);
+  EXPECT_EQ(letter.stage, "write");
+  EXPECT_EQ(letter.exception_class, "hbingest.write.rejected_by_hbase");
+  EXPECT_EQ(letter.exception_message, h.table.reject_reason);
+  EXPECT_EQ(h.committed(0), 5);
+}
+
+TEST(Pipeline, SkipModeCommitsARejectedRowOnlyAfterItsDeadLetterIsAcknowledged) {
+  const std::string poisoned = key_of_offset(2, 5);
+  ASSERT_FALSE(poisoned.empty());
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::skip;
+  setup.options.shutdown_deadline = 200ms;
+  Harness h(setup);
+  h.dead_letters.hold = true;
+  h.table.poison_rows.insert(poisoned);
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  h.run_until([&] { return h.rows() == 4; });
+  EXPECT_EQ(h.rows(), 4u);
+  EXPECT_TRUE(h.dead_letters.delivered.empty());
+  EXPECT_EQ(h.committed(0), 2) << "the rejected row at offset 2 is neither stored nor dead-lettered yet";
+}
+
+TEST(Pipeline, TransientWriteFailureIsRetriedNotDeadLettered) {
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::skip;
+  Harness h(setup);
+  h.table.transient_failures = 3;
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  h.run_until([&] { return h.rows() == 5 && h.committed(0) == 5; });
+  EXPECT_EQ(h.rows(), 5u);
+  EXPECT_EQ(h.table.transient_failures, 0);
+  EXPECT_TRUE(h.dead_letters.delivered.empty());
+  EXPECT_EQ(h.committed(0), 5);
+}
+
 TEST(Pipeline, OutagePausesConsumptionCommitsNothingAndRecovers) {
   auto setup = test_setup();
   setup.options.flow.max_inflight_rows = 20;

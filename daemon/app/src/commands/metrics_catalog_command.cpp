@@ -35,6 +35,7 @@ void record_pipeline_samples(ingest::PipelineMetrics& metrics) {
   metrics.on_row_queued(0, kSampleNowMs);
   metrics.on_batch_written("hbase-thrift:9090", 100, 51200, std::chrono::milliseconds(12), kSampleNowMs - 250);
   metrics.on_write_retry("hbase-thrift:9090", "putMultiple");
+  metrics.on_write_unexpected_error("hbase-thrift:9090");
   metrics.on_rows_rejected(1);
   metrics.on_inflight(100, 51200);
   metrics.on_paused_partitions(0);

@@ -103,8 +103,10 @@ class Pipeline final : public connectors::RebalanceListener {
   // The way out of run() after an exception. Never throws: the caller rethrows the original.
   void leave_after_failure() noexcept;
   void handle(connectors::SourceMessage&& message);
+  // Dead-letters, skips or stops on an event that cannot be stored, as dlq.on_invalid says.
+  // `skippable` is false for rows HBase refused: `skip` covers undecodable events and keys only.
   void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
-              const std::string& detail);
+              const std::string& detail, bool skippable = true);
   void send_dead_letter(connectors::DeadLetter letter);
   void complete(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes);
   void submit(std::vector<Batch> batches);

@@ -5,9 +5,9 @@
 //
 // Ownership: the registry owns the families; it must outlive this object (which keeps references
 // to them) and nothing else may Remove() them.
-// Thread safety: writer-thread callbacks (on_batch_written, on_write_retry, on_rows_rejected) may
-// run concurrently; the others run on the pipeline thread only, which lets them cache labelled
-// children without a lock. Scrapes (Registry::Collect) may run concurrently with all of them.
+// Thread safety: writer-thread callbacks (on_batch_written, on_write_retry, on_write_unexpected_error,
+// on_rows_rejected) may run concurrently; the others run on the pipeline thread only, which lets them
+// cache labelled children without a lock. Scrapes (Registry::Collect) may run concurrently with all of them.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -39,6 +39,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_batch_written(const std::string& endpoint, std::size_t rows, std::size_t bytes,
                         std::chrono::nanoseconds latency, std::int64_t oldest_event_ms) override;
   void on_write_retry(const std::string& endpoint, const std::string& operation) override;
+  void on_write_unexpected_error(const std::string& endpoint) override;
   void on_rows_rejected(std::size_t rows) override;
   void on_inflight(std::size_t rows, std::size_t bytes) override;
   void on_paused_partitions(std::size_t count) override;
@@ -75,6 +76,7 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Histogram& write_latency_;
   prometheus::Histogram& end_to_end_latency_;
   prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Family<prometheus::Counter>& unexpected_write_errors_;
   prometheus::Counter& rows_rejected_;
   prometheus::Gauge& inflight_rows_;
   prometheus::Gauge& inflight_bytes_;

@@ -23,6 +23,8 @@ class PipelineObserver {
   virtual void on_batch_written(const std::string& /*endpoint*/, std::size_t /*rows*/, std::size_t /*bytes*/,
                                 std::chrono::nanoseconds /*latency*/, std::int64_t /*oldest_event_ms*/) {}
   virtual void on_write_retry(const std::string& /*endpoint*/, const std::string& /*operation*/) {}
+  // A RowSink threw something other than HBaseError (a bug or std::bad_alloc); the batch is retried.
+  virtual void on_write_unexpected_error(const std::string& /*endpoint*/) {}
   virtual void on_rows_rejected(std::size_t /*rows*/) {}
   virtual void on_inflight(std::size_t /*rows*/, std::size_t /*bytes*/) {}
   virtual void on_paused_partitions(std::size_t /*count*/) {}

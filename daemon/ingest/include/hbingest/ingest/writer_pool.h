@@ -52,6 +52,12 @@ class WriterPool {
 
  private:
   void run_writer(connectors::RowSink& sink);
+  // Counts this writer as failing (until its next success) and sleeps `delay`, woken by stop();
+  // false when stopping.
+  bool wait_before_retry(std::chrono::milliseconds delay, bool& failing);
+  // Counts and logs (rate-limited) a write that threw something other than HBaseError.
+  void report_unexpected_failure(const connectors::RowSink& sink, const Batch& batch, int attempt,
+                                 std::chrono::milliseconds delay) noexcept;
 
   connectors::WriteOptions options_;
   RetryPolicy retry_;
