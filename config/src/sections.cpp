@@ -310,6 +310,9 @@ const Options<DecodeConfig>& decode_options() {
       enumeration("cell_timestamp", &D::cell_timestamp,
                   {{"event_time", CellTimestamp::event_time}, {"ingest_time", CellTimestamp::ingest_time}},
                   "HBase cell timestamp; TTL expiry counts from it."),
+      duration("max_future_skew", &D::max_future_skew, 1s, 24h * 365,
+               "Events whose cell timestamp is further ahead of the clock are invalid (reason future_time, see "
+               "dlq.on_invalid): their rows would outlive table.ttl by as much."),
   };
   return options;
 }

@@ -87,6 +87,18 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   return options;
 }
 
+ingest::MetricLabels metric_labels(const config::Config& config) {
+  ingest::MetricLabels labels;
+  for (const auto& route : config.routes) labels.event_types.insert(route.event_types.begin(), route.event_types.end());
+  // Topics matched by a `^regex` subscription are named by the broker, not by us: they count as
+  // "other". A bound such as "the first N topics seen" would give each replica and each restart
+  // its own label set, which no dashboard or alert can name.
+  for (const auto& topic : config.kafka.topics) {
+    if (!topic.starts_with('^')) labels.topics.insert(topic);
+  }
+  return labels;
+}
+
 ingest::TableSettings table_settings(const config::Config& config) {
   return ingest::TableSettings{config.decode.family, std::chrono::duration_cast<std::chrono::seconds>(config.table.ttl),
                                config.table.bloom_filter, config.table.compression};

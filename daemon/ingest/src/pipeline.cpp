@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
+
 namespace hbingest::ingest {
 
 namespace {
@@ -21,6 +23,14 @@ std::string describe(const connectors::SourceMessage& m) {
 
 std::string exception_class_for(const std::string& stage, const std::string& reason) {
   return "hbingest." + stage + "." + reason;
+}
+
+// a + b clamped to the int64 range instead of overflowing (std::add_sat is C++26): a Kafka
+// timestamp may be anything up to INT64_MAX, and time + TTL must not wrap around to "expired".
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
 }
 
 }  // namespace
@@ -150,10 +160,39 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
     }
   }
 
-  const std::int64_t now = now_ms_();
+  // HBase expires a cell once its timestamp + TTL is behind the region server's clock, which we
+  // cannot read; ours is the wall clock (now_ms_), and it may be stepped. Skipping an expired event
+  // only saves HBase a compaction, and a future event goes to the DLQ, so neither decision trusts
+  // a step the steady clock did not see: `steady_now` is the wall clock at the first event plus
+  // the steady time elapsed since (CLOCK_MONOTONIC follows NTP's slewing, not its steps). Expiry
+  // compares with the earlier of the two readings, the future bound with the later. After a step
+  // forward, events are therefore skipped no earlier than before it (rows HBase considers expired
+  // are written and dropped by HBase); after a step back, no current event is dead-lettered. A
+  // clock that is already wrong when the first event arrives is believed; a suspend (which the
+  // steady clock does not count) errs the harmless way: fewer skips. ingest_time still
+  // stamps cells with the wall clock: that is what the option asks for.
+  const std::int64_t wall_now = now_ms_();
+  if (!clock_anchor_) clock_anchor_.emplace(wall_now, Clock::now());
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - clock_anchor_->second);
+  const std::int64_t steady_now = add_sat(clock_anchor_->first, elapsed.count());
+  const std::int64_t cell_ms =
+      options_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : wall_now;
+
+  // A cell stamped in the future outlives the TTL by as much (year 9999: forever). It is data, not
+  // noise: it goes where invalid events go.
+  const std::int64_t future_bound = add_sat(std::max(wall_now, steady_now), options_.decode.max_future_skew.count());
+  if (cell_ms > future_bound) {
+    const std::string detail = "cell timestamp " + std::to_string(cell_ms) +
+                               " ms is more than decode.max_future_skew (" +
+                               std::to_string(options_.decode.max_future_skew.count()) + " ms) ahead of now (" +
+                               std::to_string(std::max(wall_now, steady_now)) + " ms)";
+    reject(std::move(message), "decode", "future_time", detail);
+    return;
+  }
+
   const std::int64_t family_ttl = options_.family_ttl.count();
   const std::int64_t ttl = event_.ttl_ms ? std::min(*event_.ttl_ms, family_ttl) : family_ttl;
-  if (event_.time_ms + ttl <= now) {
+  if (add_sat(cell_ms, ttl) <= std::min(wall_now, steady_now)) {
     // HBase would expire it at once; writing it only costs a compaction later.
     observer_.on_expired();
     ++stats_.skipped;
@@ -170,7 +209,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   connectors::RowMutation row;
   row.row = key_;
   row.cells = std::move(event_.cells);  // the decoder clears and refills it for the next event
-  row.timestamp_ms = options_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : now;
+  row.timestamp_ms = cell_ms;
   row.ttl_ms = ttl;
   const int bucket = route->spec.lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);

@@ -43,8 +43,10 @@ void remove_partitions(prometheus::Family<prometheus::Gauge>& family,
 
 }  // namespace
 
-PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms)
+PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms,
+                                 MetricLabels labels)
     : now_ms_(std::move(now_ms)),
+      labels_(std::move(labels)),
       consumed_(
           counter(registry, "hbingest_events_consumed_total", "Events read from Kafka, by topic and event type.")),
       consumed_bytes_(counter(registry, "hbingest_consumed_bytes_total", "Payload bytes read from Kafka, by topic.")),
@@ -93,12 +95,17 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
           counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")) {}
 
 void PipelineMetrics::on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) {
-  auto key = std::make_pair(std::string(topic), std::string(event_type));
+  // Both values come from outside (the payload, the broker): only configured ones become labels.
+  const auto label = [this](const std::set<std::string, std::less<>>& configured, std::string_view value) {
+    const auto it = configured.find(value);
+    return it == configured.end() ? &other_ : &*it;
+  };
+  const auto key = std::make_pair(label(labels_.topics, topic), label(labels_.event_types, event_type));
   auto it = consumed_cache_.find(key);
   if (it == consumed_cache_.end()) {
-    auto* events = &consumed_.Add({{"topic", key.first}, {"event_type", event_type.empty() ? "unknown" : key.second}});
-    auto* bytes_counter = &consumed_bytes_.Add({{"topic", key.first}});
-    it = consumed_cache_.emplace(std::move(key), std::make_pair(events, bytes_counter)).first;
+    auto* events = &consumed_.Add({{"topic", *key.first}, {"event_type", *key.second}});
+    auto* bytes_counter = &consumed_bytes_.Add({{"topic", *key.first}});
+    it = consumed_cache_.emplace(key, std::make_pair(events, bytes_counter)).first;
   }
   it->second.first->Increment();
   it->second.second->Increment(static_cast<double>(bytes));

@@ -19,9 +19,20 @@ bool has(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
 }
 
+// What hbingest::app derives from a config with routes for login and order, subscribed to "events".
+MetricLabels configured_labels() { return MetricLabels{{"login", "order"}, {"events"}}; }
+
+// The exposition lines (series) of one metric name.
+std::size_t series_of(const std::string& text, const std::string& name) {
+  std::size_t count = 0;
+  for (std::size_t at = 0; (at = text.find("\n" + name + "{", at)) != std::string::npos; ++at) ++count;
+  return count;
+}
+
 TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   prometheus::Registry registry;
-  PipelineMetrics metrics(registry, [] { return std::int64_t{10'000}; });
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{10'000}; }, configured_labels());
   metrics.on_consumed("events", "login", 100);
   metrics.on_consumed("events", "login", 50);
   metrics.on_consumed("events", "", 1);
@@ -33,7 +44,7 @@ TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   // Created at 0 so that the first failure shows in increase().
   EXPECT_TRUE(has(text, R"(hbingest_kafka_commit_failures_total{mode="async"} 0)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="login",topic="events"} 2)")) << text;
-  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="unknown",topic="events"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="other",topic="events"} 1)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="events"} 151)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_salt_bucket_rows_total{bucket="3"} 2)")) << text;
   EXPECT_TRUE(has(text, R"(hbingest_rows_written_total{endpoint="h:9090"} 7)")) << text;
@@ -50,7 +61,8 @@ TEST(PipelineMetrics, RecordsIntoTheRegistry) {
 
 TEST(PipelineMetrics, CountsAsynchronousCommitFailuresApartFromSynchronousOnes) {
   prometheus::Registry registry;
-  PipelineMetrics metrics(registry, [] { return std::int64_t{0}; });
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
   metrics.on_async_commit_failure();
   metrics.on_async_commit_failure();
   const std::string text = exposition(registry);
@@ -60,7 +72,8 @@ TEST(PipelineMetrics, CountsAsynchronousCommitFailuresApartFromSynchronousOnes) 
 
 TEST(PipelineMetrics, RevokedPartitionsLoseTheirLagAndOffsetSeries) {
   prometheus::Registry registry;
-  PipelineMetrics metrics(registry, [] { return std::int64_t{0}; });
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
   EXPECT_EQ(metrics.total_lag(), -1);
   metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {
       "0": {"consumer_lag": 5}, "1": {"consumer_lag": 7}, "-1": {"consumer_lag": 100}}}}})");
@@ -89,6 +102,48 @@ TEST(PipelineMetrics, RevokedPartitionsLoseTheirLagAndOffsetSeries) {
   text = exposition(registry);
   EXPECT_EQ(text.find("hbingest_consumer_lag"), std::string::npos) << text;
   EXPECT_EQ(text.find("hbingest_committed_offset"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace hbingest::ingest
+
+namespace hbingest::ingest {
+namespace {
+
+// A producer controls the event type: 10,000 distinct ones, some 64 KiB long, must not become
+// 10,000 series (each one kept in the registry and in every scrape).
+TEST(PipelineMetrics, EventTypesFromEventsNeverBecomeLabels) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
+  const std::string long_prefix(64 * 1024, 'x');
+  for (int i = 0; i < 10'000; ++i) {
+    const std::string type = (i % 100 == 0 ? long_prefix : std::string("type-")) + std::to_string(i);
+    metrics.on_consumed("events", type, 10);
+  }
+  metrics.on_consumed("events", "login", 10);
+  metrics.on_consumed("events", "order", 10);
+  metrics.on_consumed("events", "", 10);  // undecodable: no type at all
+  const std::string text = exposition(registry);
+  EXPECT_EQ(series_of(text, "hbingest_events_consumed_total"), configured_labels().event_types.size() + 1) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="other",topic="events"} 10001)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="login",topic="events"} 1)")) << text;
+  EXPECT_EQ(series_of(text, "hbingest_consumed_bytes_total"), 1u) << text;
+  EXPECT_LT(text.size(), 16u * 1024) << "the whole exposition";
+}
+
+// With a `^regex` subscription the broker names the topics: those are "other" too.
+TEST(PipelineMetrics, TopicsNotConfiguredLiterallyAreOther) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
+  for (int i = 0; i < 1000; ++i) metrics.on_consumed("matched-" + std::to_string(i), "login", 1);
+  metrics.on_consumed("events", "login", 1);
+  const std::string text = exposition(registry);
+  EXPECT_EQ(series_of(text, "hbingest_events_consumed_total"), 2u) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_events_consumed_total{event_type="login",topic="other"} 1000)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="other"} 1000)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="events"} 1)")) << text;
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include "hbingest/ingest/pipeline.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
+#include <memory>
 #include <thread>
 
 #include "fakes.h"
@@ -31,6 +34,7 @@ struct Setup {
   std::optional<Route> default_route;
   int writers = 2;
   RetryPolicy retry{1ms, 5ms};
+  Pipeline::NowMs now_ms = [] { return kNowMs; };
 };
 
 Route events_route() { return Route{"default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {})}; }
@@ -55,8 +59,8 @@ struct Harness {
     WriterPool writers(std::move(sinks), {}, setup.retry, observer);
     // On the heap, and gone before the source (a member) is destroyed, as in run_command: ASan
     // reports any call the source still makes into it.
-    auto pipeline = std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer,
-                                               [] { return kNowMs; });
+    auto pipeline =
+        std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer, setup.now_ms);
     running = pipeline.get();
     const std::exception_ptr failure = run_pipeline_until(*pipeline, until, 20s);
     running = nullptr;
@@ -269,6 +273,72 @@ TEST(Pipeline, ExpiredEventsAreSkippedAndCommitted) {
   h.run_until([&] { return h.rows() == 1 && h.committed(0) == 2; });
   EXPECT_EQ(h.rows(), 1u);
   EXPECT_EQ(h.committed(0), 2);
+}
+
+TEST(Pipeline, ExpirySkipJudgesTheCellTimestampTheRowCarries) {
+  // With ingest_time the cell is stamped now: an old event time does not make it expire.
+  auto setup = test_setup();
+  setup.options.decode.cell_timestamp = config::CellTimestamp::ingest_time;
+  Harness h(setup);
+  h.source.push("events", 0, 0, login_event(kNowMs - 600'001));
+  h.run_until([&] { return h.committed(0) == 1; });
+  ASSERT_EQ(h.rows(), 1u);
+  EXPECT_EQ(h.table.rows.begin()->second.timestamp_ms, kNowMs);
+}
+
+// Returns kNowMs to the first call and kNowMs + step to every later one: the wall clock is stepped.
+Pipeline::NowMs stepped_clock(std::chrono::milliseconds step) {
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  return [calls, step] { return calls->fetch_add(1) == 0 ? kNowMs : kNowMs + step.count(); };
+}
+
+TEST(Pipeline, WallClockStepForwardSkipsNoValidEvent) {
+  auto setup = test_setup();
+  setup.now_ms = stepped_clock(2h);
+  Harness h(setup);
+  h.source.push("events", 0, 0, login_event(kNowMs - 1000, "u0"));
+  h.source.push("events", 0, 1, login_event(kNowMs - 1000, "u1"));  // seen after the step
+  h.run_until([&] { return h.committed(0) == 2; });
+  EXPECT_EQ(h.rows(), 2u);
+}
+
+TEST(Pipeline, WallClockStepBackwardDeadLettersNoCurrentEvent) {
+  auto setup = test_setup();
+  setup.now_ms = stepped_clock(-2h);
+  Harness h(setup);
+  h.source.push("events", 0, 0, login_event(kNowMs, "u0"));
+  h.source.push("events", 0, 1, login_event(kNowMs, "u1"));  // 2 h ahead of the stepped clock
+  h.run_until([&] { return h.committed(0) == 2; });
+  EXPECT_EQ(h.rows(), 2u);
+  EXPECT_EQ(h.dead_letters.delivered_count(), 0u);
+}
+
+TEST(Pipeline, EventsTooFarInTheFutureGoToTheDeadLetterTopic) {
+  // Their rows would outlive the TTL by as much as they are ahead (year 9999: forever).
+  auto setup = test_setup();
+  setup.options.decode.max_future_skew = 1h;
+  Harness h(setup);
+  h.source.push("events", 0, 0, login_event(kNowMs + 3'600'000, "u0"));  // at the bound: written
+  h.source.push("events", 0, 1, login_event(kNowMs + 3'600'001, "u1"));
+  h.source.push("events", 0, 2, login_event(253'402'300'799'999, "u2"));  // 9999-12-31T23:59:59.999Z
+  // No time field: the Kafka timestamp, which the producer sets freely.
+  h.source.push("events", 0, 3, R"({"event_id":"login","user_id":"u3"})", std::numeric_limits<std::int64_t>::max());
+  h.run_until([&] { return h.committed(0) == 4; });
+  EXPECT_EQ(h.rows(), 1u);
+  ASSERT_EQ(h.dead_letters.delivered.size(), 3u);
+  for (const auto& letter : h.dead_letters.delivered) {
+    EXPECT_EQ(letter.exception_class, "hbingest.decode.future_time") << letter.original.offset;
+  }
+}
+
+TEST(Pipeline, TimeNearInt64MaxDoesNotOverflowTheExpiryCheck) {
+  // Unbounded skew isolates the expiry arithmetic: time + TTL must not wrap around to "expired".
+  auto setup = test_setup();
+  setup.options.decode.max_future_skew = std::chrono::milliseconds::max();
+  Harness h(setup);
+  h.source.push("events", 0, 0, R"({"event_id":"login","user_id":"u0"})", std::numeric_limits<std::int64_t>::max() - 1);
+  h.run_until([&] { return h.committed(0) == 1; });
+  EXPECT_EQ(h.rows() + h.dead_letters.delivered_count(), 1u) << "skipped as expired";
 }
 
 TEST(Pipeline, PerEventTtlMayShortenButNotLengthen) {

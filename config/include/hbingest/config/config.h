@@ -68,6 +68,7 @@ struct DecodeConfig {
   std::size_t max_event_bytes = 1024 * 1024;
   std::optional<std::string> ttl_field;  // per-event TTL in ms; may shorten, never lengthen
   CellTimestamp cell_timestamp = CellTimestamp::event_time;
+  Millis max_future_skew{3600000};  // cell timestamps further ahead of now go to the DLQ (future_time)
 };
 
 // A route sends events of some types to a table with a key spec.

@@ -61,7 +61,7 @@ int metrics_catalog_command(const Args& args) {
 
   prometheus::Registry registry;
   server::register_build_info(registry, kVersion);
-  ingest::PipelineMetrics pipeline_metrics(registry, [] { return kSampleNowMs; });
+  ingest::PipelineMetrics pipeline_metrics(registry, [] { return kSampleNowMs; }, {{"login"}, {"events"}});
   QueryMetrics query_metrics(registry);
   const auto ready_gauge = std::make_shared<server::ReadinessGauge>([] { return server::Readiness{}; });
   record_pipeline_samples(pipeline_metrics);

@@ -131,7 +131,7 @@ int run_command(const Args& args) {
         "run `hbingest bootstrap --config " + config.source.string() + "` or set table.create_table: true");
   }
 
-  ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms);
+  ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms, metric_labels(config));
   auto source_options = kafka_source_options(config.kafka);
   source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
     pipeline_metrics.on_kafka_statistics(json);

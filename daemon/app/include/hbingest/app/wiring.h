@@ -11,6 +11,7 @@
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/connectors/thrift2_options.h"
 #include "hbingest/ingest/pipeline.h"
+#include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/router.h"
 #include "hbingest/ingest/table_bootstrap.h"
 #include "hbingest/ingest/writer_pool.h"
@@ -27,6 +28,8 @@ connectors::WriteOptions write_options(const config::WriterConfig& writer);
 ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
 ingest::TableSettings table_settings(const config::Config& config);
+// The label values of per-event metric series: the routes' event types and the literal topics.
+ingest::MetricLabels metric_labels(const config::Config& config);
 
 // The key spec of one route (preset, key file or inline `key:`), built the same way by every
 // command. `name` is the route's place in the config ("routes[2]", "default_route"). Throws

@@ -14,7 +14,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "hbingest/config/config.h"
@@ -123,6 +125,9 @@ class Pipeline final : public connectors::RebalanceListener {
   const Router& router_;
   PipelineObserver& observer_;
   NowMs now_ms_;
+  // The wall clock (epoch ms) and the steady clock at the first event: TTL decisions tell a
+  // wall-clock step from time passing with it (see handle()).
+  std::optional<std::pair<std::int64_t, std::chrono::steady_clock::time_point>> clock_anchor_;
 
   EventDecoder decoder_;
   DecodedEvent event_;  // reused: its buffers keep their capacity between events

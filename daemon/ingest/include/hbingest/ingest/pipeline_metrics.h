@@ -18,6 +18,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -25,12 +26,25 @@
 
 namespace hbingest::ingest {
 
+// The label values the per-event series may carry, from the configuration (hbingest::app builds
+// them): every other value an event or the broker brings is reported as "other", so the number of
+// series stays bounded whatever producers send.
+struct MetricLabels {
+  std::set<std::string, std::less<>> event_types;  // the event types named by the routes
+  std::set<std::string, std::less<>> topics;       // the literal topics subscribed to
+};
+
 class PipelineMetrics final : public PipelineObserver {
  public:
+  // The label value for every event type or topic not in MetricLabels.
+  static constexpr std::string_view kOther = "other";
+
   // Registers every pipeline family. Throws std::invalid_argument when a name is already taken
   // with another type (prometheus-cpp's rule).
-  PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms);
+  PipelineMetrics(prometheus::Registry& registry, std::function<std::int64_t()> now_ms, MetricLabels labels);
 
+  // Counts under the configured topic and event type, or under "other" (also for an empty type:
+  // an event that could not be decoded).
   void on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) override;
   void on_invalid(std::string_view reason) override;
   void on_dead_letter(bool delivered) override;
@@ -62,6 +76,8 @@ class PipelineMetrics final : public PipelineObserver {
   using PartitionKey = std::pair<std::string, std::string>;  // topic, partition number as text
 
   std::function<std::int64_t()> now_ms_;
+  const MetricLabels labels_;
+  const std::string other_{kOther};
 
   prometheus::Family<prometheus::Counter>& consumed_;
   prometheus::Family<prometheus::Counter>& consumed_bytes_;
@@ -89,7 +105,9 @@ class PipelineMetrics final : public PipelineObserver {
 
   // Pipeline-thread caches of labelled children (Family::Add takes the family's lock). The
   // per-partition ones also say which children to Remove() when a partition is revoked.
-  std::map<std::pair<std::string, std::string>, std::pair<prometheus::Counter*, prometheus::Counter*>, std::less<>>
+  // Keyed by the label values as they live in labels_ (or other_): at most (topics + 1) ×
+  // (event types + 1) entries, and no allocation per event.
+  std::map<std::pair<const std::string*, const std::string*>, std::pair<prometheus::Counter*, prometheus::Counter*>>
       consumed_cache_;
   std::map<int, prometheus::Counter*> bucket_cache_;
   std::map<PartitionKey, prometheus::Gauge*> committed_offset_cache_;

@@ -1,0 +1,39 @@
+// Config → options: what the daemon's metrics and pipeline take from the configuration.
+
+#include "hbingest/app/wiring.h"
+
+#include <gtest/gtest.h>
+
+namespace hbingest::app {
+namespace {
+
+config::Config two_routes(std::vector<std::string> topics) {
+  config::Config config;
+  config.kafka.topics = std::move(topics);
+  config::RouteConfig logins;
+  logins.event_types = {"login", "logout"};
+  logins.table = "sessions";
+  config::RouteConfig orders;
+  orders.event_types = {"order"};
+  orders.table = "orders";
+  config.routes = {logins, orders};
+  config.default_route = config::RouteConfig{};  // serves other types, names none
+  return config;
+}
+
+TEST(Wiring, MetricLabelsAreTheRoutesEventTypesAndTheLiteralTopics) {
+  const auto labels = metric_labels(two_routes({"events", "audit"}));
+  EXPECT_EQ(labels.event_types, (std::set<std::string, std::less<>>{"login", "logout", "order"}));
+  EXPECT_EQ(labels.topics, (std::set<std::string, std::less<>>{"audit", "events"}));
+}
+
+TEST(Wiring, RegexSubscriptionNamesNoTopic) { EXPECT_TRUE(metric_labels(two_routes({"^events-.*"})).topics.empty()); }
+
+TEST(Wiring, PipelineTakesTheFutureSkewBound) {
+  auto config = two_routes({"events"});
+  config.decode.max_future_skew = std::chrono::minutes(5);
+  EXPECT_EQ(pipeline_options(config).decode.max_future_skew, std::chrono::minutes(5));
+}
+
+}  // namespace
+}  // namespace hbingest::app
