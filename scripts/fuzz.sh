@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz and runs each for SECONDS (default
+# 30, at most 60) over a temporary copy of its checked-in corpus; fails on any crash. Longer runs:
+# tests/fuzz/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${1:-30}
+if ! [[ $SECONDS_PER_TARGET =~ ^[0-9]+$ ]] || ((SECONDS_PER_TARGET < 1 || SECONDS_PER_TARGET > 60)); then
+  echo "usage: scripts/fuzz.sh [SECONDS 1..60]" >&2
+  exit 2
+fi
+if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
+  echo "fuzz: SKIPPED (clang not installed; apt-get install clang libclang-rt-14-dev)"
+  exit 0
+fi
+TARGETS=(keyspec_fuzz keyspec_roundtrip_fuzz event_decoder_fuzz config_fuzz events_handler_fuzz)
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHBINGEST_BUILD_FUZZ=ON -DHBINGEST_BUILD_TESTS=OFF \
+  -DHBINGEST_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build build-fuzz --target "${TARGETS[@]}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+for target in "${TARGETS[@]}"; do
+  mkdir -p "$work/$target"
+  cp -r "tests/fuzz/corpus/$target/." "$work/$target/"
+  dict=()
+  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="tests/fuzz/$target.dict")
+  echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
+  if ! (cd "$work" && "$OLDPWD/build-fuzz/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work/$target" </dev/null >"$work/$target.log" 2>&1); then
+    echo "fuzz: $target FAILED; crash input and log:" >&2
+    tail -n 60 "$work/$target.log" >&2
+    cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* . 2>/dev/null || true
+    failed=1
+  else
+    grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' "$work/$target.log" | tail -n 2 || true
+  fi
+done
+exit "$failed"
