@@ -17,6 +17,9 @@ echo "== unit tests (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j2
 
+echo "== fuzz targets (10 s each; longer runs: tests/fuzz/README.md)"
+scripts/fuzz.sh 10
+
 # A private stack for this run: its own state dir, torn down on exit whatever happens.
 export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}
 # Ports shifted by 1000 so a demo stack on the default ports can keep running.
