@@ -45,6 +45,14 @@ def now_ms():
     return int(time.time() * 1000)
 
 
+def rss_kib(pid):
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
 def wait_for(predicate, timeout, what, interval=0.2):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -15,20 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from support import THRIFT2, count_rows, create_topic, mixed_events, produce, wait_for
+from support import THRIFT2, count_rows, create_topic, mixed_events, produce, rss_kib, wait_for
 from toxiproxy import Toxiproxy, toxic
 
 STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
 # In-flight bounds of 20k events (~300 B each, held as payload and cells): well under 200 MiB.
 RSS_BOUND_KIB = 200 * 1024
 EVENTS = 30_000
-
-
-def rss_kib(pid):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 @pytest.fixture
