@@ -213,11 +213,17 @@ class Daemon:
         assert self.process.poll() is None, f"daemon exited: {self.log_text()[-3000:]}"
         return self
 
-    def healthy(self):
+    def _answers_200(self, path):
         try:
-            return urllib.request.urlopen(self.http + "/healthz", timeout=1).status == 200
-        except OSError:
+            return urllib.request.urlopen(self.http + path, timeout=2).status == 200
+        except OSError:  # refused, timed out, or an HTTP error status such as 503
             return False
+
+    def healthy(self):
+        return self._answers_200("/healthz")
+
+    def ready(self):
+        return self._answers_200("/readyz")
 
     def metrics_text(self):
         return urllib.request.urlopen(self.http + "/metrics", timeout=5).read().decode()

@@ -10,7 +10,6 @@ import json
 import subprocess
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -66,13 +65,6 @@ def watch_rss(daemon, seconds):
     return peak
 
 
-def ready(daemon):
-    try:
-        return urllib.request.urlopen(daemon.http + "/readyz", timeout=2).status == 200
-    except OSError:
-        return False
-
-
 def check_recovered_and_complete(daemon, stream, table, peak_kib, what):
     # Commits only ever cover stored rows, and rows only grow: read the commit first.
     committed = daemon.metric("hbingest_committed_offset")
@@ -81,7 +73,7 @@ def check_recovered_and_complete(daemon, stream, table, peak_kib, what):
     stream.join()
     wait_for(lambda: daemon.metric("hbingest_committed_offset") >= len(stream.events) and
              daemon.metric("hbingest_consumer_lag") == 0, 300, f"lag to drain after {what}")
-    wait_for(lambda: ready(daemon), 60, f"/readyz ready again after {what}")
+    wait_for(lambda: daemon.ready(), 60, f"/readyz ready again after {what}")
     assert daemon.metric("hbingest_paused_partitions") == 0, f"consumption resumed by itself after {what}"
     assert daemon.process.poll() is None, "the daemon stayed up"
     daemon.stop()
@@ -132,29 +124,26 @@ def test_gateway_link_black_hole_for_30_s(daemon_factory, names, proxies):
     with toxic(proxies, "gateway", "timeout", timeout=0), toxic(proxies, "gateway", "timeout", stream="upstream", timeout=0):
         peak = watch_rss(daemon, 30)
         assert daemon.metric("hbingest_write_retries_total") > 0, "writes time out and are retried"
-        assert not ready(daemon), "/readyz says not ready while HBase writes fail"
+        assert not daemon.ready(), "/readyz says not ready while HBase writes fail"
     check_recovered_and_complete(daemon, stream, names["table"], peak, "a 30 s black hole")
 
 
-def test_gateway_killed_with_sigkill_and_restarted(daemon_factory, names):
+def restart_mid_stream(daemon_factory, names, action, component, what):
+    """Strikes `component` with `hbstack <action>` once ingest runs, restarts it after 10 s."""
     daemon = start_daemon(daemon_factory, names)
     stream = Stream(names["topic"])
     wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
-    subprocess.run([STACK, "kill", "thrift2"], check=True)
+    subprocess.run([STACK, action, component], check=True)
     try:
         peak = watch_rss(daemon, 10)
     finally:
-        subprocess.run([STACK, "start", "thrift2"], check=True)
-    check_recovered_and_complete(daemon, stream, names["table"], peak, "the gateway killed -9")
+        subprocess.run([STACK, "start", component], check=True)
+    check_recovered_and_complete(daemon, stream, names["table"], peak, what)
+
+
+def test_gateway_killed_with_sigkill_and_restarted(daemon_factory, names):
+    restart_mid_stream(daemon_factory, names, "kill", "thrift2", "the gateway killed -9")
 
 
 def test_hbase_stopped_and_restarted_mid_stream(daemon_factory, names):
-    daemon = start_daemon(daemon_factory, names)
-    stream = Stream(names["topic"])
-    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
-    subprocess.run([STACK, "stop", "hbase"], check=True)
-    try:
-        peak = watch_rss(daemon, 10)
-    finally:
-        subprocess.run([STACK, "start", "hbase"], check=True)
-    check_recovered_and_complete(daemon, stream, names["table"], peak, "HBase restarted")
+    restart_mid_stream(daemon_factory, names, "stop", "hbase", "HBase restarted")
