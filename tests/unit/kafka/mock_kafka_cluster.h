@@ -13,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace hbingest::testing {
 
@@ -38,6 +39,39 @@ class MockKafkaCluster {
   }
 
   std::string bootstrap_servers() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  // The group's committed next-offset of topic/partition (-1001 when none), read by a consumer
+  // that never joins the group: a subscribing reader would start a rebalance of its own, and its
+  // OffsetFetch could wait behind that join on a loaded machine. Retries timeouts until `budget`.
+  std::int64_t committed_offset(const std::string& group, const std::string& topic, std::int32_t partition,
+                                std::chrono::milliseconds budget = std::chrono::seconds(60)) const {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    std::array<char, 512> error{};
+    for (const auto& [key, value] :
+         {std::pair<const char*, std::string>{"bootstrap.servers", bootstrap_servers()}, {"group.id", group}}) {
+      if (rd_kafka_conf_set(conf, key, value.c_str(), error.data(), error.size()) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+      }
+    }
+    std::unique_ptr<rd_kafka_t, Destroy> reader(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error.data(), error.size()));
+    if (!reader) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+    }
+    std::unique_ptr<rd_kafka_topic_partition_list_t, DestroyList> list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition);
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    while (err == RD_KAFKA_RESP_ERR__TIMED_OUT && std::chrono::steady_clock::now() < deadline) {
+      err = rd_kafka_committed(reader.get(), list.get(), 5000);
+    }
+    check(err, "read committed offset of " + topic + "/" + std::to_string(partition) + " for group " + group);
+    check(list->elems[0].err, "committed offset of " + topic + "/" + std::to_string(partition));
+    const std::int64_t offset = list->elems[0].offset;
+    rd_kafka_consumer_close(reader.get());
+    return offset;
+  }
+
   // For rd_kafka_mock_* calls a test makes itself (injected request errors, ...).
   rd_kafka_mock_cluster_t* get() const noexcept { return cluster_; }
 
@@ -61,6 +95,9 @@ class MockKafkaCluster {
 
   struct Destroy {
     void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+  };
+  struct DestroyList {
+    void operator()(rd_kafka_topic_partition_list_t* list) const { rd_kafka_topic_partition_list_destroy(list); }
   };
 
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
