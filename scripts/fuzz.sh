@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz and runs each for SECONDS (default
+# Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz (or FUZZ_BUILD_DIR) and runs each for SECONDS (default
 # 30, at most 60) over a temporary copy of its checked-in corpus; fails on any crash. Longer runs:
 # tests/fuzz/README.md.
 set -euo pipefail
@@ -14,9 +14,14 @@ if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
   exit 0
 fi
 TARGETS=(keyspec_fuzz keyspec_roundtrip_fuzz event_decoder_fuzz config_fuzz events_handler_fuzz)
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHBINGEST_BUILD_FUZZ=ON -DHBINGEST_BUILD_TESTS=OFF \
-  -DHBINGEST_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
-cmake --build build-fuzz --target "${TARGETS[@]}"
+# FUZZ_BUILD_DIR may name a clang build already configured with -DHBINGEST_BUILD_FUZZ=ON (test.sh
+# passes its sanitizer build); otherwise build-fuzz is configured for the fuzz targets alone.
+build_dir=$(realpath -m "${FUZZ_BUILD_DIR:-build-fuzz}")
+if ! grep -qs '^HBINGEST_BUILD_FUZZ:BOOL=ON$' "$build_dir/CMakeCache.txt"; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHBINGEST_BUILD_FUZZ=ON \
+    -DHBINGEST_BUILD_TESTS=OFF -DHBINGEST_BUILD_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+fi
+cmake --build "$build_dir" --target "${TARGETS[@]}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -26,7 +31,7 @@ for target in "${TARGETS[@]}"; do
   dict=()
   [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="tests/fuzz/$target.dict")
   echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
-  if ! (cd "$work" && "$OLDPWD/build-fuzz/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
+  if ! (cd "$work" && "$build_dir/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work/$target" </dev/null >"$work/$target.log" 2>&1); then
     echo "fuzz: $target FAILED; crash input and log:" >&2
     tail -n 60 "$work/$target.log" >&2

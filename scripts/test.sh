@@ -11,14 +11,19 @@ BUILD_DIR=build scripts/build.sh
 echo "== house style (clang-format, clang-tidy)"
 scripts/check-style.sh build
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
-BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF
+# With clang the same build also holds the libFuzzer targets, so CI compiles the tree once for both.
+sanitizer_build=(-DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF)
+if command -v clang++ >/dev/null; then
+  sanitizer_build+=(-DHBINGEST_BUILD_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+fi
+BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh "${sanitizer_build[@]}"
 
 echo "== unit tests (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j2
 
 echo "== fuzz targets (10 s each; longer runs: tests/fuzz/README.md)"
-scripts/fuzz.sh 10
+FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh 10
 
 # A private stack for this run: its own state dir, torn down on exit whatever happens.
 export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}

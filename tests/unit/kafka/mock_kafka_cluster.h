@@ -82,10 +82,24 @@ class MockKafkaCluster {
   // Produces one record and waits for the broker's acknowledgement.
   void produce(const std::string& topic, std::int32_t partition, const std::string& value) {
     rd_kafka_resp_err_t delivery = RD_KAFKA_RESP_ERR__IN_PROGRESS;
-    check(rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(&delivery), RD_KAFKA_V_END),
-          "produce to " + topic);
+    // rd_kafka_produceva, not producev: the RD_KAFKA_V_* macros are GNU statement expressions.
+    std::array<rd_kafka_vu_t, 5> fields{};
+    fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    fields[0].u.cstr = topic.c_str();
+    fields[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+    fields[1].u.i32 = partition;
+    fields[2].vtype = RD_KAFKA_VTYPE_VALUE;
+    fields[2].u.mem = {const_cast<char*>(value.data()), value.size()};
+    fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    fields[3].u.i = RD_KAFKA_MSG_F_COPY;
+    fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
+    fields[4].u.ptr = &delivery;
+    rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields.data(), fields.size());
+    if (error != nullptr) {
+      const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+      rd_kafka_error_destroy(error);
+      check(code, "produce to " + topic);
+    }
     check(rd_kafka_flush(producer_.get(), static_cast<int>(kProduceTimeout.count())), "flush to " + topic);
     check(delivery, "deliver to " + topic);
   }
