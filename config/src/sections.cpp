@@ -409,7 +409,11 @@ const Options<Config>& config_options() {
         section("query", &Config::query, &query_options, "The parallel n-way scan reader."),
         section("logging", &Config::logging, &logging_options, "Logs (to stderr)."),
         duration("shutdown_deadline", &Config::shutdown_deadline, 1s, 1h,
-                 "On SIGTERM: stop consuming, flush and commit within this time."),
+                 "The whole shutdown on SIGTERM (or after a fatal error): flush and wait for writes and dead "
+                 "letters (the first three quarters, at most all but 10 s), the final synchronous commit, leaving "
+                 "the consumer group and the dead-letter flush all fit in it. The daemon exits by itself (status "
+                 "1, logged) 5 s after it at the latest, so keep `TimeoutStopSec` / "
+                 "`terminationGracePeriodSeconds` above it + 5 s."),
     };
     o[0].required = true;  // kafka
     o[1].required = true;  // hbase

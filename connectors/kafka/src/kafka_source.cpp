@@ -118,7 +118,7 @@ class KafkaSource::Impl {
   ~Impl() {
     if (state_ == State::kOpen) {
       try {
-        close();
+        close(options_.close_timeout);
       } catch (const std::exception& e) {
         spdlog::warn("kafka consumer: close on destruction: {}", e.what());
       } catch (...) {
@@ -155,17 +155,20 @@ class KafkaSource::Impl {
     return out;
   }
 
-  void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) {
+  void commit_async(const std::vector<PartitionOffset>& offsets) {
     ensure_open("commit");
     // An empty list must never reach rd_kafka_commit: NULL there means "the current positions".
     if (offsets.empty()) return;
     const auto list = detail::to_partition_list(offsets);
+    const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), 1);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, nullptr);
+  }
+
+  void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) {
+    ensure_open("commit");
+    if (offsets.empty()) return;  // see commit_async
+    const auto list = detail::to_partition_list(offsets);
     const std::string context = "kafka consumer: commit " + describe(offsets);
-    if (!synchronous) {
-      const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), 1);
-      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, nullptr);
-      return;
-    }
     // Through a private queue so that the wait is bounded: rd_kafka_commit(sync) waits forever
     // while no coordinator is reachable. The result comes back as a callback served from that
     // queue (with a global offset_commit_cb set, librdkafka does not hand it out as an event), so
@@ -174,14 +177,14 @@ class KafkaSource::Impl {
     detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     check_error(rd_kafka_commit_queue(rk_.get(), list.get(), queue.get(), &Impl::on_sync_commit, &result), context,
                 rk_.get());
-    const auto deadline = std::chrono::steady_clock::now() + options_.sync_commit_timeout;
-    while (!result.done && std::chrono::steady_clock::now() < deadline) {
-      rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(kSyncCommitPollInterval));
-    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    do {
+      rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(std::min(kSyncCommitPollInterval, timeout)));
+    } while (!result.done && std::chrono::steady_clock::now() < deadline);
     if (!result.done) {
-      throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, rd_kafka_err2name(RD_KAFKA_RESP_ERR__TIMED_OUT), false, true,
-                       context + ": no answer from the group coordinator within " +
-                           std::to_string(options_.sync_commit_timeout.count()) + " ms");
+      throw KafkaError(
+          RD_KAFKA_RESP_ERR__TIMED_OUT, rd_kafka_err2name(RD_KAFKA_RESP_ERR__TIMED_OUT), false, true,
+          context + ": no answer from the group coordinator within " + std::to_string(timeout.count()) + " ms");
     }
     check_error(result.err, context, rk_.get());
     if (result.partition_err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -222,8 +225,9 @@ class KafkaSource::Impl {
     return out;
   }
 
-  void close() {
+  void close(std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) return;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     // Closing, not closed: the listener's on_revoked may still commit the revoked partitions.
     state_ = State::kClosing;
     struct MarkClosed {
@@ -246,13 +250,11 @@ class KafkaSource::Impl {
     // the revoke path (listener first, then unassign) on this thread.
     detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     check_error(detail::ErrorPtr(rd_kafka_consumer_close_queue(rk_.get(), queue.get())), "kafka consumer: close");
-    const auto deadline = std::chrono::steady_clock::now() + options_.close_timeout;
     std::size_t dropped = 0;
     while (!rd_kafka_consumer_closed(rk_.get())) {
       if (std::chrono::steady_clock::now() >= deadline) {
         abandoned_ = true;
-        spdlog::warn("kafka consumer: close did not finish within {} ms; leaving the group uncleanly",
-                     options_.close_timeout.count());
+        spdlog::warn("kafka consumer: close did not finish within {} ms; leaving the group uncleanly", timeout.count());
         break;
       }
       // The close queue also receives the messages fetched ahead of poll(). Served as callbacks
@@ -454,14 +456,15 @@ std::vector<SourceMessage> KafkaSource::poll(std::size_t max_messages, std::chro
   return impl_->poll(max_messages, timeout);
 }
 
-void KafkaSource::commit(const std::vector<PartitionOffset>& offsets, bool synchronous) {
-  impl_->commit(offsets, synchronous);
+void KafkaSource::commit_async(const std::vector<PartitionOffset>& offsets) { impl_->commit_async(offsets); }
+void KafkaSource::commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) {
+  impl_->commit_sync(offsets, timeout);
 }
 
 void KafkaSource::pause(const std::vector<TopicPartition>& partitions) { impl_->pause(partitions, true); }
 void KafkaSource::resume(const std::vector<TopicPartition>& partitions) { impl_->pause(partitions, false); }
 std::vector<TopicPartition> KafkaSource::assignment() const { return impl_->assignment(); }
-void KafkaSource::close() { impl_->close(); }
+void KafkaSource::close(std::chrono::milliseconds timeout) { impl_->close(timeout); }
 std::uint64_t KafkaSource::failed_async_commits() const noexcept { return impl_->failed_async_commits(); }
 
 std::vector<PartitionOffset> KafkaSource::committed(const std::vector<TopicPartition>& partitions,

@@ -2,8 +2,12 @@
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
+#include <optional>
 
 namespace hbingest::app {
 
@@ -21,7 +25,8 @@ sigset_t watched_signals() {
 
 }  // namespace
 
-SignalWatcher::SignalWatcher(std::function<void()> on_reload) : on_reload_(std::move(on_reload)) {
+SignalWatcher::SignalWatcher(std::function<void()> on_reload, std::chrono::milliseconds stop_limit)
+    : on_reload_(std::move(on_reload)), stop_limit_(stop_limit) {
   const sigset_t set = watched_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   thread_ = std::thread([this] { run(); });
@@ -35,9 +40,30 @@ SignalWatcher::~SignalWatcher() {
 
 void SignalWatcher::run() {
   const sigset_t set = watched_signals();
+  std::optional<std::chrono::steady_clock::time_point> hard_stop;  // set by the first stop signal
   for (;;) {
     int signal = 0;
-    if (sigwait(&set, &signal) != 0) continue;
+    if (!hard_stop) {
+      if (sigwait(&set, &signal) != 0) continue;
+    } else {
+      const auto left =
+          std::max(std::chrono::steady_clock::duration::zero(), *hard_stop - std::chrono::steady_clock::now());
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+      const timespec wait{
+          static_cast<time_t>(seconds.count()),
+          static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(left - seconds).count())};
+      signal = sigtimedwait(&set, nullptr, &wait);
+      if (signal < 0 && errno == EAGAIN && !exiting_) {
+        spdlog::critical(
+            "shutdown still running {} ms after the stop signal (shutdown_deadline + {} s): exiting now; events not "
+            "yet "
+            "stored stay uncommitted and will be re-read",
+            stop_limit_.count(), kStopGrace.count());
+        spdlog::default_logger()->flush();
+        std::_Exit(1);
+      }
+      if (signal < 0) continue;  // EINTR, or exiting with the timer just run out
+    }
     if (exiting_) return;
     if (signal == SIGHUP) {
       try {
@@ -53,6 +79,7 @@ void SignalWatcher::run() {
       spdlog::default_logger()->flush();
       std::_Exit(130);
     }
+    hard_stop = std::chrono::steady_clock::now() + stop_limit_;
     spdlog::info("stop signal received: draining (send it again to exit immediately)");
   }
 }

@@ -56,13 +56,15 @@ Pipeline::~Pipeline() { source_.set_rebalance_listener(nullptr); }
 void Pipeline::run(const std::atomic<bool>& stop) {
   try {
     consume(stop);
+    shutdown_.start();
     drain();
   } catch (...) {
+    shutdown_.start();
     leave_after_failure();
     throw;
   }
   // Still registered: close() revokes the assignment through on_revoked, which commits it.
-  source_.close();
+  source_.close(shutdown_.left_for(ShutdownStep::leave, options_.close_timeout));
 }
 
 void Pipeline::consume(const std::atomic<bool>& stop) {
@@ -91,8 +93,8 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
 }
 
 void Pipeline::drain() {
-  const auto deadline = Clock::now() + options_.shutdown_deadline;
-  spdlog::info("stopping: flushing {} open rows and {} in flight (deadline {} ms)", batcher_.open_rows(),
+  const auto deadline = shutdown_.end_of(ShutdownStep::drain);
+  spdlog::info("stopping: flushing {} open rows and {} in flight (shutdown_deadline {} ms)", batcher_.open_rows(),
                tracker_.pending_total(), options_.shutdown_deadline.count());
   submit(batcher_.flush_all());
   const bool drained = drain_until([&] { return tracker_.pending_total() == 0; }, deadline);
@@ -119,7 +121,7 @@ void Pipeline::leave_after_failure() noexcept {
   // Unregistered first, so close() does not revoke through on_revoked, which flushes and waits.
   source_.set_rebalance_listener(nullptr);
   try {
-    source_.close();
+    source_.close(shutdown_.left_for(ShutdownStep::leave, options_.close_timeout));
   } catch (const std::exception& e) {
     spdlog::error("stopping after an error: leaving the consumer group failed: {}", e.what());
   } catch (...) {
@@ -303,7 +305,11 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   }
   if (offsets.empty()) return;
   try {
-    source_.commit(offsets, synchronous);
+    if (synchronous) {
+      source_.commit_sync(offsets, shutdown_.left_for(ShutdownStep::commit, options_.sync_commit_timeout));
+    } else {
+      source_.commit_async(offsets);
+    }
     tracker_.mark_committed(offsets);
     ++stats_.commits;
     for (const auto& po : offsets) observer_.on_commit(po.tp.topic, po.tp.partition, po.offset);
@@ -365,7 +371,10 @@ void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {
   // consumer takes them; what does not make it in time is left uncommitted and re-read there.
   spdlog::info("partitions revoked: {}; flushing their events", partitions.size());
   submit(batcher_.flush_all());
-  const auto deadline = Clock::now() + options_.shutdown_deadline;
+  // While stopping (close() revokes everything) the shutdown budget bounds the wait; a rebalance
+  // waits at most as long as a whole shutdown would.
+  const auto deadline =
+      shutdown_.started() ? shutdown_.end_of(ShutdownStep::drain) : Clock::now() + options_.shutdown_deadline;
   drain_until(
       [&] {
         for (const auto& tp : partitions) {

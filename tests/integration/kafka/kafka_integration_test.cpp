@@ -172,11 +172,11 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
       committed_next[partition] = count / 2;
       commit.push_back({{topic, partition}, count / 2});
     }
-    source.commit(commit, /*synchronous=*/true);
+    source.commit_sync(commit, 30s);
     const auto read_back = source.committed(assignment, 10s);
     for (const auto& po : read_back) EXPECT_EQ(po.offset, committed_next.at(po.tp.partition)) << po.tp.partition;
     // A later asynchronous commit of the same offsets must not be counted as failed.
-    source.commit(commit, /*synchronous=*/false);
+    source.commit_async(commit);
     (void)source.poll(10, 500ms);
     EXPECT_EQ(source.failed_async_commits(), 0u);
     EXPECT_GT(statistics, 0);
@@ -186,12 +186,12 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
     std::vector<std::string> revoke_commit_errors;
     listener.on_revoke = [&](const std::vector<TopicPartition>&) {
       try {
-        source.commit(commit, /*synchronous=*/true);
+        source.commit_sync(commit, 30s);
       } catch (const std::exception& e) {
         revoke_commit_errors.push_back(e.what());
       }
     };
-    source.close();
+    source.close(10s);
     EXPECT_EQ(listener.revoked, all_partitions(topic, kPartitions)) << "close() runs the revoke path";
     EXPECT_TRUE(revoke_commit_errors.empty()) << revoke_commit_errors.front();
     EXPECT_THROW(source.poll(1, 0ms), std::logic_error);
@@ -208,7 +208,7 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
   ASSERT_EQ(messages.size(), expected);
   std::map<std::int32_t, std::int64_t> next_expected = committed_next;
   for (const auto& m : messages) EXPECT_EQ(m.offset, next_expected[m.partition]++) << m.partition;
-  resumed.close();
+  resumed.close(10s);
 }
 
 TEST_F(KafkaIntegration, PauseStopsDeliveryAndResumeContinuesWithoutGapsOrDuplicates) {
@@ -232,7 +232,7 @@ TEST_F(KafkaIntegration, PauseStopsDeliveryAndResumeContinuesWithoutGapsOrDuplic
   for (auto& m : poll_until(source, 50 - messages.size())) messages.push_back(std::move(m));
   ASSERT_EQ(messages.size(), 50u);
   for (std::size_t i = 0; i < messages.size(); ++i) EXPECT_EQ(messages[i].offset, static_cast<std::int64_t>(i));
-  source.close();
+  source.close(10s);
 }
 
 class KafkaRebalance : public KafkaIntegration, public ::testing::WithParamInterface<const char*> {};
@@ -264,7 +264,7 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
       if (const auto it = next_offset.find(tp); it != next_offset.end()) offsets.push_back({tp, it->second});
     }
     try {
-      first.commit(offsets, true);
+      first.commit_sync(offsets, 30s);
     } catch (const std::exception& e) {
       commit_errors.push_back(e.what());
     }
@@ -295,9 +295,9 @@ TEST_P(KafkaRebalance, SecondMemberTakesPartitionsAndRevokeRunsBeforeUnassign) {
   const auto redelivered = second.poll(100, 2s);
   EXPECT_TRUE(redelivered.empty()) << redelivered.size() << " messages redelivered after a committed revoke";
   // At shutdown the pipeline commits from on_revoked inside close(); that must reach the group too.
-  first.close();
+  first.close(10s);
   EXPECT_TRUE(commit_errors.empty()) << "commit in on_revoked during close(): " << commit_errors.front();
-  second.close();
+  second.close(10s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignors, KafkaRebalance, ::testing::Values("range", "cooperative-sticky"),

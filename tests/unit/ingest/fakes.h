@@ -32,7 +32,7 @@ class FakeSource final : public connectors::Source {
   FakeSource& operator=(const FakeSource&) = delete;
   ~FakeSource() override {
     try {
-      close();
+      close(std::chrono::milliseconds(0));
     } catch (...) {  // KafkaSource logs it and carries on: a destructor never throws
     }
   }
@@ -58,10 +58,27 @@ class FakeSource final : public connectors::Source {
     }
     return out;
   }
-  void commit(const std::vector<connectors::PartitionOffset>& offsets, bool) override {
+  void commit_async(const std::vector<connectors::PartitionOffset>& offsets) override {
     ensure_not_closed("commit");
     std::lock_guard lock(mutex_);
+    if (coordinator_unreachable_) return;  // KafkaSource reports it later, through metrics
     for (const auto& po : offsets) committed_[po.tp] = po.offset;
+  }
+  void commit_sync(const std::vector<connectors::PartitionOffset>& offsets,
+                   std::chrono::milliseconds timeout) override {
+    ensure_not_closed("commit");
+    {
+      std::lock_guard lock(mutex_);
+      waits_granted_ += timeout;
+      if (!coordinator_unreachable_) {
+        for (const auto& po : offsets) committed_[po.tp] = po.offset;
+        return;
+      }
+    }
+    // Like KafkaSource without a coordinator: no answer until the timeout.
+    std::this_thread::sleep_for(timeout);
+    throw std::runtime_error("fake source: commit: no answer from the group coordinator within " +
+                             std::to_string(timeout.count()) + " ms");
   }
   void pause(const std::vector<connectors::TopicPartition>& tps) override {
     ensure_not_closed("pause");
@@ -78,7 +95,7 @@ class FakeSource final : public connectors::Source {
     std::lock_guard lock(mutex_);
     return {partitions_.begin(), partitions_.end()};
   }
-  void close() override {
+  void close(std::chrono::milliseconds timeout) override {
     if (state_ != State::open) return;
     state_ = State::closing;
     struct MarkClosed {
@@ -89,6 +106,26 @@ class FakeSource final : public connectors::Source {
       const auto owned = assignment();
       if (!owned.empty()) listener_->on_revoked(owned);
     }
+    bool unreachable = false;
+    {
+      std::lock_guard lock(mutex_);
+      waits_granted_ += timeout;
+      unreachable = coordinator_unreachable_;
+    }
+    // Like KafkaSource: leaving the group waits for the coordinator until the timeout.
+    if (unreachable) std::this_thread::sleep_for(timeout);
+  }
+
+  // From now on commits get no answer (synchronous ones wait out their timeout and throw) and
+  // close() waits out its timeout, as with a group coordinator that cannot be reached.
+  void make_coordinator_unreachable() {
+    std::lock_guard lock(mutex_);
+    coordinator_unreachable_ = true;
+  }
+  // The sum of the timeouts handed to commit_sync() and close(): what they may block for.
+  std::chrono::milliseconds waits_granted() const {
+    std::lock_guard lock(mutex_);
+    return waits_granted_;
   }
 
   void add_partition(const std::string& topic, int partition) {
@@ -135,6 +172,8 @@ class FakeSource final : public connectors::Source {
   mutable std::mutex mutex_;
   std::map<connectors::TopicPartition, std::int64_t> committed_;
   int pause_calls_ = 0;
+  bool coordinator_unreachable_ = false;
+  std::chrono::milliseconds waits_granted_{0};
   std::atomic<State> state_{State::open};
   connectors::RebalanceListener* listener_ = nullptr;
   std::set<connectors::TopicPartition> partitions_;

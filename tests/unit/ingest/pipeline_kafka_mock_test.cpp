@@ -45,7 +45,6 @@ struct MockKafkaPipeline {
     out.bootstrap_servers = cluster.bootstrap_servers();
     out.group_id = "hbingest-unit-pipeline";
     out.topics = {kPartition.topic};
-    out.sync_commit_timeout = 10s;
     out.close_timeout = 10s;
     return out;
   }

@@ -262,7 +262,7 @@ TEST(Pipeline, UnregistersItselfWhenDestroyedWithoutRunning) {
   auto pipeline = std::make_unique<Pipeline>(h.setup.options, h.source, h.dead_letters, writers, h.router, h.observer,
                                              [] { return kNowMs; });
   pipeline.reset();
-  h.source.close();
+  h.source.close(0ms);
   EXPECT_TRUE(h.source.closed());
 }
 
@@ -473,6 +473,29 @@ TEST(Pipeline, ShutdownDuringOutageCommitsOnlyWhatIsStored) {
   h.table.down = true;
   for (int o = 0; o < 10; ++o) h.source.push("events", 0, o, login_event(kNowMs));
   h.run_until([&] { return h.source.remaining() == 0; });
+  EXPECT_EQ(h.rows(), 0u);
+  EXPECT_LE(h.committed(0), 0);
+}
+
+TEST(Pipeline, ShutdownWithHBaseAndTheGroupCoordinatorDownStaysWithinOneBudget) {
+  // Drain, final commit, the revoke inside close() and leaving the group used to get a fresh
+  // timeout each (30 s + 30 s + 30 s + 10 s with the defaults): SIGKILL came first.
+  auto setup = test_setup();
+  setup.options.shutdown_deadline = 2s;  // sync_commit_timeout and close_timeout keep their defaults
+  Harness h(setup);
+  h.table.down = true;
+  for (int o = 0; o < 10; ++o) h.source.push("events", 0, o, login_event(kNowMs));
+  std::chrono::steady_clock::time_point stopped;
+  h.run_until([&] {
+    if (h.source.remaining() > 0) return false;
+    h.source.make_coordinator_unreachable();
+    stopped = std::chrono::steady_clock::now();
+    return true;
+  });
+  const auto took = std::chrono::steady_clock::now() - stopped;
+  EXPECT_LE(h.source.waits_granted(), 2s) << "commit and close waits together exceed the budget";
+  // Loose: the waits above are what could block; this catches a step that ignores the budget.
+  EXPECT_LT(took, 2s + 1500ms);
   EXPECT_EQ(h.rows(), 0u);
   EXPECT_LE(h.committed(0), 0);
 }

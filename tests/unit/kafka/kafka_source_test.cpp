@@ -92,18 +92,16 @@ TEST(KafkaSource, UnreachableBrokerPollReturnsEmptyAndCloses) {
   EXPECT_TRUE(source.poll(100, 300ms).empty());
   EXPECT_TRUE(source.poll(100, 0ms).empty());
   EXPECT_TRUE(source.assignment().empty());
-  source.commit({}, true);  // nothing to commit is not an error (and never "commit everything")
-  source.close();
+  source.commit_sync({}, 1s);  // nothing to commit is not an error (and never "commit everything")
+  source.close(2s);
   EXPECT_THROW(source.poll(1, 0ms), std::logic_error);
-  source.close();  // idempotent
+  source.close(2s);  // idempotent
 }
 
 TEST(KafkaSource, SynchronousCommitWithoutCoordinatorFailsWithinItsTimeout) {
-  auto options = unreachable();
-  options.sync_commit_timeout = 500ms;
-  KafkaSource source(options);
+  KafkaSource source(unreachable());
   try {
-    source.commit({{{"events", 0}, 42}}, true);
+    source.commit_sync({{{"events", 0}, 42}}, 500ms);
     ADD_FAILURE() << "commit without a reachable coordinator succeeded";
   } catch (const KafkaError& e) {
     EXPECT_NE(std::string(e.what()).find("events[0]@42"), std::string::npos) << e.what();
@@ -113,7 +111,7 @@ TEST(KafkaSource, SynchronousCommitWithoutCoordinatorFailsWithinItsTimeout) {
 
 TEST(KafkaSource, AsynchronousCommitDoesNotThrow) {
   KafkaSource source(unreachable());
-  source.commit({{{"events", 0}, 42}}, false);
+  source.commit_async({{{"events", 0}, 42}});
   EXPECT_TRUE(source.poll(10, 100ms).empty());
 }
 
@@ -165,7 +163,7 @@ TEST(KafkaSourceOnMockCluster, CloseWithMessagesFetchedButNotPolledLeavesCleanly
   ASSERT_EQ(first.size(), 1u) << "nothing consumed from the mock cluster";
   EXPECT_EQ(first[0].offset, 0);
   std::this_thread::sleep_for(200ms);  // let the fetcher queue the rest
-  source.close();
+  source.close(5s);
   EXPECT_THROW(source.poll(1, 0ms), std::logic_error);
   // Nothing was committed: the next member of the group starts from the beginning.
   EXPECT_EQ(cluster.committed_offset("hbingest-unit-prefetch", "events", 0), -1001);
@@ -194,7 +192,7 @@ TEST(KafkaSourceOnMockCluster, UnregisteredListenerIsNotCalledOnRebalanceOrClose
   }
   ASSERT_FALSE(second.assignment().empty()) << "the second member never got a partition";
   EXPECT_EQ(first.assignment().size(), 1u);
-  first.close();  // would revoke through the listener if one were registered
+  first.close(5s);  // would revoke through the listener if one were registered
   EXPECT_THROW(first.poll(1, 0ms), std::logic_error);
 }
 
@@ -216,16 +214,16 @@ TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {
   // The coordinator refuses the next OffsetCommit (Kafka protocol ApiKey 8) for good.
   constexpr std::int16_t kOffsetCommitApiKey = 8;
   rd_kafka_mock_push_request_errors(cluster.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
-  source.commit({{{"events", 0}, 1}}, false);
+  source.commit_async({{{"events", 0}, 1}});
   while (failures == 0 && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
   EXPECT_EQ(failures, 1);
   EXPECT_EQ(source.failed_async_commits(), 1u);
 
   // The next one goes through and is not counted.
-  source.commit({{{"events", 0}, 1}}, false);
-  source.commit({{{"events", 0}, 1}}, true);
+  source.commit_async({{{"events", 0}, 1}});
+  source.commit_sync({{{"events", 0}, 1}}, 5s);
   EXPECT_EQ(failures, 1);
-  source.close();
+  source.close(5s);
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ int gen_command(const Args& args) {
   producer_options.properties = opts.properties;
   // The daemon's signal handling: first TERM/INT stops producing and flushes, a second exits.
   // Before the producer, whose librdkafka threads must inherit the blocked signal mask.
-  SignalWatcher signals(nullptr);
+  SignalWatcher signals(nullptr, kFlushTimeout + SignalWatcher::kStopGrace);
   connectors::KafkaProducer producer(producer_options);
 
   if (opts.partitions > 0) {

@@ -107,11 +107,13 @@ int run_command(const Args& args) {
   const config::Config config = config::load_config(config_path);
   setup_logging(config.logging);
   // Before any other thread starts, so every thread inherits the blocked signal mask.
-  SignalWatcher signals([config_path] {
-    const auto reloaded = config::load_config(config_path);
-    set_log_level(reloaded.logging.level);
-    spdlog::info("log level reloaded: {}", reloaded.logging.level);
-  });
+  SignalWatcher signals(
+      [config_path] {
+        const auto reloaded = config::load_config(config_path);
+        set_log_level(reloaded.logging.level);
+        spdlog::info("log level reloaded: {}", reloaded.logging.level);
+      },
+      config.shutdown_deadline + SignalWatcher::kStopGrace);
 
   // The process's one registry: every family below registers here and /metrics serves it. Declared
   // before everything that keeps references into it, so it is destroyed after them.
@@ -188,7 +190,10 @@ int run_command(const Args& args) {
     }
     notifier.stopping();
   }
-  if (!dead_letters.flush(kDeadLetterFlushTimeout)) spdlog::warn("dead-letter producer did not drain in time");
+  // The pipeline has waited for every letter it sent; this flush only bounds what librdkafka still
+  // holds, within what is left of the shutdown budget.
+  const auto flush_time = pipeline.shutdown_budget().left_for(ingest::ShutdownStep::leave, kDeadLetterFlushTimeout);
+  if (!dead_letters.flush(flush_time)) spdlog::warn("dead-letter producer did not drain in time");
   writers.stop();
   if (server) server->stop();
   spdlog::info("stopped: consumed {}, rows written {}, dead letters {}", pipeline.stats().consumed.load(),

@@ -33,7 +33,8 @@ int serve_command(const Args& args) {
   if (!config.http.enabled)
     throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
   setup_logging(config.logging);
-  SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); });
+  SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); },
+                        config.shutdown_deadline + SignalWatcher::kStopGrace);
 
   prometheus::Registry registry;  // outlives the query service and the server, which refer to it
   server::register_build_info(registry, kVersion);

@@ -31,10 +31,8 @@ struct KafkaSourceOptions {
   // that polls or commits, so that the owner can count it (connectors export no metrics).
   // Synchronous commits throw instead. Guarded like on_statistics.
   std::function<void()> on_async_commit_failure;
-  // Upper bound on a synchronous commit (librdkafka's own would wait forever without a coordinator).
-  std::chrono::milliseconds sync_commit_timeout{30000};
-  // Upper bound on close(): past it the consumer leaves without a clean group exit (the group
-  // coordinator then notices after session.timeout.ms) instead of blocking shutdown.
+  // Bound on the close that the destructor performs when close() was not called: past it the
+  // consumer leaves without a clean group exit (the coordinator notices after session.timeout.ms).
   std::chrono::milliseconds close_timeout{10000};
 };
 
@@ -42,7 +40,9 @@ struct KafkaSourceOptions {
 // poll(): on_revoked before the partitions are given up (commit(sync) works there), on_assigned
 // after they are assigned (consumption resumes from the committed offsets; pause state is not
 // kept across a rebalance). close() calls on_revoked once with the whole assignment while still a
-// group member, then leaves the group; commit() is allowed until close() returns, poll() is not.
+// group member, then leaves the group; commits are allowed until close() returns, poll() is not.
+// A synchronous commit waits on a private queue, so its timeout holds even without a coordinator
+// (librdkafka's own synchronous commit would wait forever).
 // Messages fetched but not yet polled when close() starts are dropped, never committed. Without a
 // listener (none set, or unregistered with nullptr) rebalances and close() only assign and
 // unassign. An exception thrown by the listener or on_statistics never crosses librdkafka: it
@@ -54,7 +54,7 @@ class KafkaSource final : public Source {
   // Validates the options and subscribes; does not wait for the broker (an unreachable broker
   // shows up as empty polls and rate-limited log lines).
   explicit KafkaSource(KafkaSourceOptions options);
-  ~KafkaSource() override;  // closes (bounded by close_timeout) if close() was not called; never throws
+  ~KafkaSource() override;  // closes (bounded by options.close_timeout) if close() was not called; never throws
   KafkaSource(const KafkaSource&) = delete;
   KafkaSource& operator=(const KafkaSource&) = delete;
   KafkaSource(KafkaSource&&) = delete;
@@ -62,11 +62,12 @@ class KafkaSource final : public Source {
 
   void set_rebalance_listener(RebalanceListener* listener) noexcept override;
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) override;
-  void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) override;
+  void commit_async(const std::vector<PartitionOffset>& offsets) override;
+  void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) override;
   void pause(const std::vector<TopicPartition>& partitions) override;
   void resume(const std::vector<TopicPartition>& partitions) override;
   std::vector<TopicPartition> assignment() const override;
-  void close() override;
+  void close(std::chrono::milliseconds timeout) override;
 
   // Asynchronous commits that the broker refused so far (each is also logged, rate-limited).
   std::uint64_t failed_async_commits() const noexcept;

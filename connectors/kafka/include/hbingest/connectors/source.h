@@ -49,14 +49,18 @@ class Source {
   virtual void set_rebalance_listener(RebalanceListener* listener) noexcept = 0;
   // Up to max_messages messages, waiting at most `timeout` for the first. Throws on fatal errors.
   virtual std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) = 0;
-  // Commits the given next-offsets. Synchronous commits throw on failure; async failures are
-  // reported through the log and metrics.
-  virtual void commit(const std::vector<PartitionOffset>& offsets, bool synchronous) = 0;
+  // Hands the next-offsets to the background commit; failures are reported through the log and
+  // metrics (a later commit covers them).
+  virtual void commit_async(const std::vector<PartitionOffset>& offsets) = 0;
+  // Commits the next-offsets and waits at most `timeout` for the group coordinator's answer: the
+  // caller's time budget (a rebalance, the shutdown) bounds it. Throws on failure or timeout.
+  virtual void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) = 0;
   virtual void pause(const std::vector<TopicPartition>& partitions) = 0;
   virtual void resume(const std::vector<TopicPartition>& partitions) = 0;
   virtual std::vector<TopicPartition> assignment() const = 0;
-  // Leaves the group cleanly (revokes partitions through the listener).
-  virtual void close() = 0;
+  // Leaves the group (revokes partitions through the listener), giving up on a clean exit after
+  // `timeout`: the group then notices the member is gone after its session timeout.
+  virtual void close(std::chrono::milliseconds timeout) = 0;
 };
 
 // One dead letter: the original bytes plus where they came from and why they were rejected.

@@ -2,11 +2,16 @@
 // SIGTERM/SIGINT/SIGHUP handling on a dedicated thread (sigwait), so no work runs in a signal handler.
 // First TERM/INT: request a graceful stop. Second: exit at once (status 130) — safe because only
 // offsets of stored events are ever committed, so nothing unstored is lost, only re-read.
+// Backstop: if the process is still alive `stop_limit` after the first stop signal (the shutdown
+// budget plus kStopGrace), it exits at once (status 1) the same way, before the service
+// manager's SIGKILL, and says so in the log. The budget's steps keep it from firing (shutdown_budget.h);
+// it catches a step that does not keep its own timeout (a library call, a stuck writer).
 // HUP: calls on_reload (log level reload).
 //
 // Construct it before starting any other thread: the signal mask is inherited.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -14,7 +19,12 @@ namespace hbingest::app {
 
 class SignalWatcher {
  public:
-  explicit SignalWatcher(std::function<void()> on_reload);
+  // Between the shutdown budget's end and the backstop: writers finish a call already on the wire
+  // (bounded by hbase.read_timeout's share of it), the HTTP server stops.
+  static constexpr std::chrono::seconds kStopGrace{5};
+
+  // stop_limit: see above; the commands pass their shutdown budget + kStopGrace.
+  SignalWatcher(std::function<void()> on_reload, std::chrono::milliseconds stop_limit);
   ~SignalWatcher();
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
@@ -24,6 +34,7 @@ class SignalWatcher {
  private:
   void run();
   std::function<void()> on_reload_;
+  std::chrono::milliseconds stop_limit_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> exiting_{false};
   std::thread thread_;

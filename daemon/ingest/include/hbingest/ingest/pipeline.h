@@ -26,6 +26,7 @@
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
 #include "hbingest/ingest/router.h"
+#include "hbingest/ingest/shutdown_budget.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/support/rate_limited_log.h"
 
@@ -59,7 +60,13 @@ struct PipelineOptions {
   FlowLimits flow;
   std::size_t poll_batch = 1000;  // messages per poll
   std::chrono::milliseconds commit_interval{1000};
+  // The whole way out after a stop (or a failure): drain, final commit, leaving the group and the
+  // caller's dead-letter flush all fit in it (shutdown_budget.h).
   std::chrono::milliseconds shutdown_deadline{30000};
+  // Upper bounds of the synchronous commit on revoke and of leaving the group; while stopping,
+  // the shutdown budget bounds them further.
+  std::chrono::milliseconds sync_commit_timeout{30000};
+  std::chrono::milliseconds close_timeout{10000};
   std::chrono::milliseconds family_ttl{600000};  // the table's TTL: events older are not written
   config::OnInvalid on_invalid = config::OnInvalid::dlq;
   config::UnknownType unknown_type = config::UnknownType::dlq;
@@ -87,14 +94,16 @@ class Pipeline final : public connectors::RebalanceListener {
   Pipeline(Pipeline&&) = delete;
   Pipeline& operator=(Pipeline&&) = delete;
 
-  // Runs until `stop` becomes true, then drains for at most the shutdown deadline: flushes open
-  // batches, waits for writes and dead letters, commits synchronously, leaves the group.
+  // Runs until `stop` becomes true, then spends at most the shutdown deadline on the way out:
+  // flushes open batches, waits for writes and dead letters, commits synchronously, leaves the group.
   // Every way out closes the source. When run() throws (InvalidEventStop, a fatal Kafka error...)
   // it neither flushes nor waits: it commits the positions already stored (never the failing event
   // or anything after it), leaves the group without calling back into the pipeline, and rethrows.
   void run(const std::atomic<bool>& stop);
 
   const PipelineStats& stats() const { return stats_; }
+  // Started when run() stops consuming; what is left of it bounds the caller's own last steps.
+  const ShutdownBudget& shutdown_budget() const { return shutdown_; }
 
   void on_revoked(const std::vector<connectors::TopicPartition>& partitions) override;
   void on_assigned(const std::vector<connectors::TopicPartition>& partitions) override;
@@ -139,6 +148,7 @@ class Pipeline final : public connectors::RebalanceListener {
   std::set<connectors::TopicPartition> paused_;
   std::vector<connectors::DeadLetter> dead_letter_retries_;
   std::chrono::steady_clock::time_point next_commit_;
+  ShutdownBudget shutdown_{options_.shutdown_deadline};
   support::RateLimitedLog rejections_log_{std::chrono::seconds(10)};
   PipelineStats stats_;
 };
