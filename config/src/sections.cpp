@@ -276,11 +276,14 @@ const Options<WriterConfig>& writer_options() {
                "First retry delay of a failed batch; doubles per retry."),
       duration("retry_max_backoff", &W::retry_max_backoff, 1ms, 1h, "Upper bound of the retry delay."),
       integer("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
-              "Rows decoded but not yet acknowledged; consumption pauses above it (backpressure)."),
+              "Offsets in flight: events not yet stored or dead-lettered, plus completed ones kept behind "
+              "the oldest of them; consumption pauses above it (backpressure)."),
       size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB,
-           "Bytes in flight; consumption pauses above it."),
+           "Memory held by events in flight: the Kafka message plus its decoded row (cells, raw copy), "
+           "as allocated; consumption pauses above it."),
       integer("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
-              "Rows in flight per Kafka partition; that partition pauses above it."),
+              "Offsets in flight per Kafka partition (counted like max_inflight_rows: one event stuck "
+              "holds the later completed ones); that partition pauses above it."),
   };
   return options;
 }

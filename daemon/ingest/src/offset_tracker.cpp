@@ -6,17 +6,30 @@
 
 namespace hbingest::ingest {
 
-void OffsetTracker::track(const connectors::TopicPartition& tp, std::int64_t offset) {
+void OffsetTracker::track(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes) {
   auto& state = partitions_[tp];
   if (offset < state.next_after_last) {
     throw std::logic_error("offset " + std::to_string(offset) + " tracked after " +
                            std::to_string(state.next_after_last - 1) + " on " + tp.topic + "/" +
                            std::to_string(tp.partition));
   }
-  state.window.push_back({offset, false});
+  state.window.push_back({offset, bytes, false});
   state.next_after_last = offset + 1;
   ++state.pending;
   ++pending_total_;
+  state.pending_bytes += bytes;
+  pending_bytes_ += bytes;
+  ++window_total_;
+}
+
+void OffsetTracker::set_bytes_of_last(const connectors::TopicPartition& tp, std::size_t bytes) {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end() || it->second.window.empty() || it->second.window.back().done) return;
+  auto& state = it->second;
+  auto& last = state.window.back();
+  state.pending_bytes = state.pending_bytes - last.bytes + bytes;
+  pending_bytes_ = pending_bytes_ - last.bytes + bytes;
+  last.bytes = bytes;
 }
 
 void OffsetTracker::complete(const connectors::TopicPartition& tp, std::int64_t offset) {
@@ -29,12 +42,18 @@ void OffsetTracker::complete(const connectors::TopicPartition& tp, std::int64_t 
   entry->done = true;
   --state.pending;
   --pending_total_;
+  state.pending_bytes -= entry->bytes;
+  pending_bytes_ -= entry->bytes;
+  entry->bytes = 0;
   advance(state);
 }
 
 void OffsetTracker::advance(PartitionState& state) {
   // Keep the first entry even when done: it tells where the commit point is.
-  while (state.window.size() > 1 && state.window.front().done) state.window.pop_front();
+  while (state.window.size() > 1 && state.window.front().done) {
+    state.window.pop_front();
+    --window_total_;
+  }
 }
 
 std::optional<std::int64_t> OffsetTracker::committable(const connectors::TopicPartition& tp) const {
@@ -63,6 +82,11 @@ void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset
   }
 }
 
+std::size_t OffsetTracker::window(const connectors::TopicPartition& tp) const {
+  const auto it = partitions_.find(tp);
+  return it == partitions_.end() ? 0 : it->second.window.size();
+}
+
 std::size_t OffsetTracker::pending(const connectors::TopicPartition& tp) const {
   const auto it = partitions_.find(tp);
   return it == partitions_.end() ? 0 : it->second.pending;
@@ -72,6 +96,8 @@ void OffsetTracker::forget(const connectors::TopicPartition& tp) {
   const auto it = partitions_.find(tp);
   if (it == partitions_.end()) return;
   pending_total_ -= it->second.pending;
+  pending_bytes_ -= it->second.pending_bytes;
+  window_total_ -= it->second.window.size();
   partitions_.erase(it);
 }
 

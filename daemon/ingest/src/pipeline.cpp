@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "hbingest/ingest/held_bytes.h"
+
 namespace hbingest::ingest {
 
 namespace {
@@ -131,8 +133,7 @@ void Pipeline::leave_after_failure() noexcept {
 
 void Pipeline::handle(connectors::SourceMessage&& message) {
   const TopicPartition tp{message.topic, message.partition};
-  tracker_.track(tp, message.offset);
-  inflight_bytes_ += message.payload.size();
+  tracker_.track(tp, message.offset, held_bytes(message));
   ++stats_.consumed;
 
   if (auto invalid = decoder_.decode(message, event_)) {
@@ -151,7 +152,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
       case config::UnknownType::skip:
         observer_.on_invalid("unknown_type");
         ++stats_.skipped;
-        complete(tp, message.offset, message.payload.size());
+        complete(tp, message.offset);
         return;
       case config::UnknownType::dlq:
         break;
@@ -198,7 +199,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
     // HBase would expire it at once; writing it only costs a compaction later.
     observer_.on_expired();
     ++stats_.skipped;
-    complete(tp, message.offset, message.payload.size());
+    complete(tp, message.offset);
     return;
   }
 
@@ -213,6 +214,8 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   row.cells = std::move(event_.cells);  // the decoder clears and refills it for the next event
   row.timestamp_ms = cell_ms;
   row.ttl_ms = ttl;
+  // The event is now the message (kept for a possible dead letter) plus its row.
+  tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
   const int bucket = route->spec.lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);
   submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message)}, Clock::now()));
@@ -230,7 +233,7 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
     case config::OnInvalid::skip:
       spdlog::debug("skipping invalid event {}: {}", describe(message), detail);
       ++stats_.skipped;
-      complete(tp, message.offset, message.payload.size());
+      complete(tp, message.offset);
       return;
     case config::OnInvalid::fail:
       throw InvalidEventStop("invalid event at " + describe(message) + " (" + stage + "): " + detail +
@@ -252,7 +255,7 @@ void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
     const auto& original = shared->original;
     if (delivered) {
       ++stats_.dead_lettered;
-      complete({original.topic, original.partition}, original.offset, original.payload.size());
+      complete({original.topic, original.partition}, original.offset);
       return;
     }
     // Neither stored nor dead-lettered: keep it pending (so its offset is not committed) and try again.
@@ -262,10 +265,7 @@ void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
   });
 }
 
-void Pipeline::complete(const TopicPartition& tp, std::int64_t offset, std::size_t bytes) {
-  tracker_.complete(tp, offset);
-  inflight_bytes_ -= std::min(inflight_bytes_, bytes);
-}
+void Pipeline::complete(const TopicPartition& tp, std::int64_t offset) { tracker_.complete(tp, offset); }
 
 void Pipeline::submit(std::vector<Batch> batches) {
   for (auto& batch : batches) writers_.submit(std::move(batch));
@@ -282,12 +282,12 @@ void Pipeline::drain_completions() {
     for (std::size_t i = 0; i < batch.rows.size(); ++i) {
       if (rejected[i]) continue;
       const auto& message = batch.origins[i].message;
-      complete({message.topic, message.partition}, message.offset, message.payload.size());
+      complete({message.topic, message.partition}, message.offset);
       ++stats_.rows_stored;
     }
   }
   stats_.inflight_rows = tracker_.pending_total();
-  observer_.on_inflight(tracker_.pending_total(), inflight_bytes_);
+  observer_.on_inflight(tracker_.pending_total(), tracker_.pending_bytes());
 }
 
 void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only) {
@@ -324,27 +324,30 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
 }
 
 void Pipeline::update_flow_control() {
+  // Offsets count by window, not by pending events: completed offsets behind a stuck one are kept
+  // too (offset_tracker.h). Bytes count what pending events hold (held_bytes.h).
   const FlowLimits& writer = options_.flow;
-  const bool over_total =
-      tracker_.pending_total() >= writer.max_inflight_rows || inflight_bytes_ >= writer.max_inflight_bytes;
-  const bool under_total = tracker_.pending_total() < writer.max_inflight_rows * kResumeFraction &&
-                           inflight_bytes_ < writer.max_inflight_bytes * kResumeFraction;
+  const std::size_t kept = tracker_.window_total();
+  const std::size_t bytes = tracker_.pending_bytes();
+  const bool over_total = kept >= writer.max_inflight_rows || bytes >= writer.max_inflight_bytes;
+  const bool under_total =
+      kept < writer.max_inflight_rows * kResumeFraction && bytes < writer.max_inflight_bytes * kResumeFraction;
   std::vector<TopicPartition> to_pause;
   std::vector<TopicPartition> to_resume;
   for (const auto& tp : assigned_) {
-    const std::size_t pending = tracker_.pending(tp);
+    const std::size_t window = tracker_.window(tp);
     const bool is_paused = paused_.contains(tp);
-    if (!is_paused && (over_total || pending >= writer.max_inflight_rows_per_partition)) {
+    if (!is_paused && (over_total || window >= writer.max_inflight_rows_per_partition)) {
       to_pause.push_back(tp);
-    } else if (is_paused && under_total && pending < writer.max_inflight_rows_per_partition * kResumeFraction) {
+    } else if (is_paused && under_total && window < writer.max_inflight_rows_per_partition * kResumeFraction) {
       to_resume.push_back(tp);
     }
   }
   if (!to_pause.empty()) {
     source_.pause(to_pause);
     paused_.insert(to_pause.begin(), to_pause.end());
-    spdlog::info("paused {} partition(s): {} events in flight ({} bytes)", to_pause.size(), tracker_.pending_total(),
-                 inflight_bytes_);
+    spdlog::info("paused {} partition(s): {} events in flight holding {} bytes, {} offsets kept", to_pause.size(),
+                 tracker_.pending_total(), bytes, kept);
   }
   if (!to_resume.empty()) {
     source_.resume(to_resume);

@@ -18,7 +18,7 @@ TEST(OffsetTracker, NothingTrackedNothingCommittable) {
 
 TEST(OffsetTracker, CommitsOnlyBelowLowestPending) {
   OffsetTracker tracker;
-  for (int o = 10; o < 15; ++o) tracker.track(kP0, o);
+  for (int o = 10; o < 15; ++o) tracker.track(kP0, o, 0);
   EXPECT_EQ(tracker.committable(kP0), 10);
   tracker.complete(kP0, 12);
   tracker.complete(kP0, 13);
@@ -35,8 +35,8 @@ TEST(OffsetTracker, CommitsOnlyBelowLowestPending) {
 TEST(OffsetTracker, GapsInOffsetsAreFine) {
   // Compacted topics and transactional markers leave holes in offsets.
   OffsetTracker tracker;
-  tracker.track(kP0, 5);
-  tracker.track(kP0, 9);
+  tracker.track(kP0, 5, 0);
+  tracker.track(kP0, 9, 0);
   tracker.complete(kP0, 5);
   EXPECT_EQ(tracker.committable(kP0), 9);
   tracker.complete(kP0, 9);
@@ -45,8 +45,8 @@ TEST(OffsetTracker, GapsInOffsetsAreFine) {
 
 TEST(OffsetTracker, PartitionsAreIndependent) {
   OffsetTracker tracker;
-  tracker.track(kP0, 0);
-  tracker.track(kP1, 100);
+  tracker.track(kP0, 0, 0);
+  tracker.track(kP1, 100, 0);
   tracker.complete(kP1, 100);
   EXPECT_EQ(tracker.committable(kP0), 0);
   EXPECT_EQ(tracker.committable(kP1), 101);
@@ -56,14 +56,14 @@ TEST(OffsetTracker, PartitionsAreIndependent) {
 
 TEST(OffsetTracker, UncommittedReportsOnlyMovedPositions) {
   OffsetTracker tracker;
-  tracker.track(kP0, 0);
+  tracker.track(kP0, 0, 0);
   tracker.complete(kP0, 0);
   auto first = tracker.uncommitted();
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].offset, 1);
   tracker.mark_committed(first);
   EXPECT_TRUE(tracker.uncommitted().empty());
-  tracker.track(kP0, 1);
+  tracker.track(kP0, 1, 0);
   EXPECT_TRUE(tracker.uncommitted().empty()) << "1 is pending, position still 1";
   tracker.complete(kP0, 1);
   ASSERT_EQ(tracker.uncommitted().size(), 1u);
@@ -71,14 +71,14 @@ TEST(OffsetTracker, UncommittedReportsOnlyMovedPositions) {
 
 TEST(OffsetTracker, RejectsOffsetsGoingBackwards) {
   OffsetTracker tracker;
-  tracker.track(kP0, 10);
-  EXPECT_THROW(tracker.track(kP0, 9), std::logic_error);
+  tracker.track(kP0, 10, 0);
+  EXPECT_THROW(tracker.track(kP0, 9, 0), std::logic_error);
 }
 
 TEST(OffsetTracker, ForgetDropsPendingAndLateCompletionsAreIgnored) {
   OffsetTracker tracker;
-  tracker.track(kP0, 1);
-  tracker.track(kP0, 2);
+  tracker.track(kP0, 1, 0);
+  tracker.track(kP0, 2, 0);
   tracker.forget(kP0);
   EXPECT_EQ(tracker.pending_total(), 0u);
   tracker.complete(kP0, 1);
@@ -91,7 +91,7 @@ TEST(OffsetTracker, RandomCompletionOrderNeverCommitsPastAPendingOffset) {
     OffsetTracker tracker;
     std::vector<std::int64_t> offsets;
     for (std::int64_t o = 0; o < 200; ++o) {
-      tracker.track(kP0, o);
+      tracker.track(kP0, o, 0);
       offsets.push_back(o);
     }
     std::shuffle(offsets.begin(), offsets.end(), rng);
@@ -109,6 +109,46 @@ TEST(OffsetTracker, RandomCompletionOrderNeverCommitsPastAPendingOffset) {
     }
     EXPECT_EQ(tracker.committable(kP0), 200);
   }
+}
+
+}  // namespace
+}  // namespace hbingest::ingest
+
+namespace hbingest::ingest {
+namespace {
+
+const connectors::TopicPartition kBytesP0{"events", 0};
+const connectors::TopicPartition kBytesP1{"events", 1};
+
+TEST(OffsetTrackerBytes, PendingBytesFollowTrackRestateCompleteAndForget) {
+  OffsetTracker tracker;
+  tracker.track(kBytesP0, 0, 100);
+  tracker.set_bytes_of_last(kBytesP0, 700);  // grew into a row
+  tracker.track(kBytesP0, 1, 50);
+  tracker.track(kBytesP1, 9, 30);
+  EXPECT_EQ(tracker.pending_bytes(), 780u);
+  tracker.complete(kBytesP0, 0);
+  EXPECT_EQ(tracker.pending_bytes(), 80u);
+  tracker.complete(kBytesP0, 0);  // twice: no double subtraction
+  EXPECT_EQ(tracker.pending_bytes(), 80u);
+  tracker.forget(kBytesP1);
+  EXPECT_EQ(tracker.pending_bytes(), 50u);
+  tracker.complete(kBytesP0, 1);
+  EXPECT_EQ(tracker.pending_bytes(), 0u);
+}
+
+TEST(OffsetTrackerBytes, TheWindowKeepsCompletedOffsetsBehindAStuckOne) {
+  OffsetTracker tracker;
+  for (int o = 0; o < 10; ++o) tracker.track(kBytesP0, o, 1);
+  for (int o = 1; o < 10; ++o) tracker.complete(kBytesP0, o);
+  EXPECT_EQ(tracker.pending(kBytesP0), 1u);
+  EXPECT_EQ(tracker.window(kBytesP0), 10u) << "offset 0 is stuck: 1..9 are kept behind it";
+  EXPECT_EQ(tracker.window_total(), 10u);
+  tracker.complete(kBytesP0, 0);
+  EXPECT_EQ(tracker.window(kBytesP0), 1u) << "only the commit point is left";
+  EXPECT_EQ(tracker.window_total(), 1u);
+  tracker.forget(kBytesP0);
+  EXPECT_EQ(tracker.window_total(), 0u);
 }
 
 }  // namespace

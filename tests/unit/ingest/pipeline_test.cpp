@@ -477,6 +477,43 @@ TEST(Pipeline, ShutdownDuringOutageCommitsOnlyWhatIsStored) {
   EXPECT_LE(h.committed(0), 0);
 }
 
+TEST(Pipeline, TheByteBoundCountsDecodedCellsNotJustThePayload) {
+  // An event of 2,000 small fields is ~25 KB on the wire and ~200 KB as cells: counted by payload,
+  // a 1 MiB bound let ~40 such events (8 MiB of cells) pile up during an outage.
+  std::string wide = R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"user_id":"u1")";
+  for (int i = 0; i < 2000; ++i) wide += ",\"f" + std::to_string(i) + "\":" + std::to_string(i);
+  wide += "}";
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_bytes = 1024 * 1024;
+  setup.options.poll_batch = 1;  // the bound is soft by one poll batch
+  setup.options.shutdown_deadline = 200ms;
+  Harness h(setup);
+  h.table.down = true;
+  for (int o = 0; o < 100; ++o) h.source.push("events", 0, o, wide);
+  h.run_until([&] { return h.source.is_paused({"events", 0}); });
+  ASSERT_TRUE(h.source.is_paused({"events", 0}));
+  const std::size_t in_flight = 100 - h.source.remaining();
+  EXPECT_LE(in_flight * wide.size(), 256u * 1024) << in_flight << " wide events held against a 1 MiB bound";
+  EXPECT_GE(in_flight, 3u);
+}
+
+TEST(Pipeline, OneStuckEventBoundsTheCompletedOffsetsKeptBehindIt) {
+  // Offset 0 waits for a dead letter that is never acknowledged; everything after it is stored.
+  // The tracker keeps every completed offset behind the stuck one: the partition must pause.
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_rows_per_partition = 50;
+  setup.options.shutdown_deadline = 200ms;
+  setup.options.poll_batch = 5;
+  Harness h(setup);
+  h.dead_letters.hold = true;
+  h.source.push("events", 0, 0, "garbage");
+  for (int o = 1; o < 1000; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  h.run_until([&] { return h.source.is_paused({"events", 0}) && h.source.remaining() < 1000; });
+  ASSERT_TRUE(h.source.is_paused({"events", 0}));
+  EXPECT_GT(h.source.remaining(), 900u) << "consumption went on far past the window bound";
+  EXPECT_EQ(h.committed(0), 0) << "nothing past the stuck event";
+}
+
 TEST(Pipeline, ShutdownWithHBaseAndTheGroupCoordinatorDownStaysWithinOneBudget) {
   // Drain, final commit, the revoke inside close() and leaving the group used to get a fresh
   // timeout each (30 s + 30 s + 30 s + 10 s with the defaults): SIGKILL came first.

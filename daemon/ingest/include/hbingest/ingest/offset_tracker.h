@@ -7,6 +7,11 @@
 // never skips an event that is not stored yet. Offsets must be tracked in increasing order per
 // partition (Kafka delivers them so).
 //
+// Each tracked offset also carries the bytes its event holds while in flight (held_bytes.h), so
+// that flow control bounds memory by what is really held. The window of a partition keeps every
+// offset from the lowest pending one up: one stuck event keeps all later completed ones, which is
+// why flow control limits window sizes, not just pending counts.
+//
 // Not thread-safe: owned by the pipeline thread; writers report completions through a queue.
 
 #include <cstdint>
@@ -21,7 +26,9 @@ namespace hbingest::ingest {
 
 class OffsetTracker {
  public:
-  void track(const connectors::TopicPartition& tp, std::int64_t offset);
+  void track(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes);
+  // Re-states the bytes held by the offset tracked last on `tp` (the event grew into a row).
+  void set_bytes_of_last(const connectors::TopicPartition& tp, std::size_t bytes);
   void complete(const connectors::TopicPartition& tp, std::int64_t offset);
 
   // Next offset to commit for `tp` (Kafka semantics: first offset not yet done), if any offset
@@ -33,6 +40,11 @@ class OffsetTracker {
 
   std::size_t pending(const connectors::TopicPartition& tp) const;
   std::size_t pending_total() const { return pending_total_; }
+  // Bytes held by pending offsets, all partitions.
+  std::size_t pending_bytes() const { return pending_bytes_; }
+  // Offsets kept for `tp` (pending ones and the completed ones behind the lowest pending).
+  std::size_t window(const connectors::TopicPartition& tp) const;
+  std::size_t window_total() const { return window_total_; }
   // Forgets a partition (revoked): its pending offsets will be redelivered to the next owner.
   void forget(const connectors::TopicPartition& tp);
   std::vector<connectors::TopicPartition> partitions() const;
@@ -40,6 +52,7 @@ class OffsetTracker {
  private:
   struct Entry {
     std::int64_t offset;
+    std::size_t bytes;  // 0 once done
     bool done;
   };
   struct PartitionState {
@@ -47,11 +60,14 @@ class OffsetTracker {
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
     std::int64_t committed = -1;        // last position handed to mark_committed
     std::size_t pending = 0;
+    std::size_t pending_bytes = 0;
   };
   void advance(PartitionState& state);
 
   std::map<connectors::TopicPartition, PartitionState> partitions_;
   std::size_t pending_total_ = 0;
+  std::size_t pending_bytes_ = 0;
+  std::size_t window_total_ = 0;
 };
 
 }  // namespace hbingest::ingest

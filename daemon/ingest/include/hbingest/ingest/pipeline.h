@@ -47,6 +47,8 @@ struct PipelineStats {
 };
 
 // Consumption pauses when the events in flight reach these bounds and resumes below 80% of them.
+// Rows count the offsets kept by the offset tracker (a stuck event keeps the completed ones after
+// it); bytes count what the pending events hold in memory, decoded cells included (held_bytes.h).
 struct FlowLimits {
   std::size_t max_inflight_rows = 200000;
   std::size_t max_inflight_bytes = 256 * 1024 * 1024;
@@ -119,7 +121,7 @@ class Pipeline final : public connectors::RebalanceListener {
   void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
               const std::string& detail, bool skippable = true);
   void send_dead_letter(connectors::DeadLetter letter);
-  void complete(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes);
+  void complete(const connectors::TopicPartition& tp, std::int64_t offset);
   void submit(std::vector<Batch> batches);
   void drain_completions();
   void commit(bool synchronous, const std::vector<connectors::TopicPartition>* only = nullptr);
@@ -143,7 +145,6 @@ class Pipeline final : public connectors::RebalanceListener {
   std::string key_;
   Batcher batcher_;
   OffsetTracker tracker_;
-  std::size_t inflight_bytes_ = 0;
   std::set<connectors::TopicPartition> assigned_;
   std::set<connectors::TopicPartition> paused_;
   std::vector<connectors::DeadLetter> dead_letter_retries_;
