@@ -32,6 +32,25 @@ components:
         {"event_width", "16"},
         {"time_field", "ts"},
         {"time_input", "auto"}}},
+      // `events` for subscriptions that deliver several topics: a 4-byte xxh64 of the topic before the
+      // partition keeps records of two topics apart (app/key_uniqueness.h refuses `events` there).
+      {"events_by_topic",
+       R"(name: events_by_topic
+event_component: event
+time_component: time
+components:
+  - {name: salt, type: salt, buckets: ${buckets}, of: [kafka:partition, kafka:offset]}
+  - {name: event, type: field, field: "${event_field}", width: ${event_width}, pad: "\x01"}
+  - {name: time, type: time, field: "${time_field}", input: ${time_input}, format: yyyyMMddHHmmssSSS}
+  - {name: topic, type: hash, of: [kafka:topic], algorithm: xxh64, bytes: 4}
+  - {name: partition, type: partition, width: 4}
+  - {name: offset, type: offset, width: 19}
+)",
+       {{"buckets", "100"},
+        {"event_field", "event_id"},
+        {"event_width", "16"},
+        {"time_field", "ts"},
+        {"time_input", "auto"}}},
       {"order_status",
        R"(name: order_status
 components:

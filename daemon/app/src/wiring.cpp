@@ -1,5 +1,7 @@
 #include "hbingest/app/wiring.h"
 
+#include "hbingest/app/key_uniqueness.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -130,9 +132,9 @@ keyspec::KeySpec load_key_spec(const config::Config& config, const config::Route
   throw keyspec::SpecError("route for table '" + route.table + "' has no key spec");
 }
 
-}  // namespace
-
-keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
+// load_key_spec, with every problem naming the config file and the route.
+keyspec::KeySpec load_key_spec_with_context(const config::Config& config, const config::RouteConfig& route,
+                                            std::string_view name) {
   // The spec's own problems name their file/line and component; each says which route it belongs to.
   const std::string prefix = route.key_source + ": " + std::string(name) + ".key: ";
   try {
@@ -145,6 +147,18 @@ keyspec::KeySpec build_key_spec(const config::Config& config, const config::Rout
   } catch (const std::exception& e) {
     throw keyspec::SpecError(prefix + e.what());
   }
+}
+
+}  // namespace
+
+keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
+  keyspec::KeySpec spec = load_key_spec_with_context(config, route, name);
+  auto uniqueness = check_key_uniqueness(config, spec, name);
+  if (!uniqueness.problems.empty()) {
+    for (auto& problem : uniqueness.problems) problem = route.key_source + ": " + problem;
+    throw keyspec::SpecError(std::move(uniqueness.problems));
+  }
+  return spec;
 }
 
 ingest::Router make_router(const config::Config& config) {

@@ -123,5 +123,40 @@ TEST(CheckConfig, UsageErrors) {
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent/hbingest.yaml: cannot read the config file"));
 }
 
+std::string config_with(const std::string& topics, const std::string& preset) {
+  return "kafka:\n  bootstrap_servers: b:9092\n  topics: " + topics +
+         "\nhbase: {endpoints: [\"h:9090\"]}\nroutes:\n  - event_types: [login]\n    table: events\n    preset: " +
+         preset + "\n";
+}
+
+TEST(CheckConfig, PerRecordKeyWithoutTheTopicIsAnErrorWhenSeveralTopicsCanArrive) {
+  // Two topics' records at the same partition/offset, same event and millisecond, would share a row.
+  for (const std::string topics : {"[logins, orders]", "[\"^events-.*\"]"}) {
+    const auto file = write_temp("two-topics.yaml", config_with(topics, "events"));
+    const CommandRun r = run({file.string()});
+    EXPECT_EQ(r.code, 1) << topics;
+    EXPECT_THAT(r.err, AllOf(HasSubstr("routes[0].key: the key identifies a record by kafka:partition and "
+                                       "kafka:offset but not by its topic"),
+                             HasSubstr("events_by_topic"), HasSubstr(file.string())))
+        << topics;
+    const auto fixed = write_temp("two-topics-fixed.yaml", config_with(topics, "events_by_topic"));
+    const CommandRun ok = run({fixed.string()});
+    EXPECT_EQ(ok.code, 0) << topics << ": " << ok.err;
+    EXPECT_THAT(ok.err, Not(HasSubstr("warning")));
+  }
+  const auto one = write_temp("one-topic.yaml", config_with("[logins]", "events"));
+  const CommandRun single = run({one.string()});
+  EXPECT_EQ(single.code, 0) << single.err;
+  EXPECT_THAT(single.err, Not(HasSubstr("warning")));
+}
+
+TEST(CheckConfig, KeyWithoutPartitionAndOffsetIsWarnedAboutAsNotUniquePerRecord) {
+  const auto file = write_temp("timeline.yaml", config_with("[logins]", "timeline"));
+  const CommandRun r = run({file.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: " + file.string() +
+                               ":8: routes[0].key: the key does not contain kafka:partition and kafka:offset"));
+}
+
 }  // namespace
 }  // namespace hbingest::app

@@ -191,7 +191,7 @@ TEST(KeySpecLoader, PresetParamsAreChecked) {
   EXPECT_THROW(KeySpec::preset("events", {{"colour", "red"}}), SpecError);
   EXPECT_THROW(KeySpec::preset("events", {{"event_field", "a\"}"}}), SpecError);
   EXPECT_EQ(KeySpec::preset("events", {{"buckets", "16"}}).salt_buckets(), 16);
-  EXPECT_EQ(KeySpec::preset_names().size(), 8u);
+  EXPECT_EQ(KeySpec::preset_names().size(), 9u);
   for (const auto& name : KeySpec::preset_names()) EXPECT_NO_THROW(KeySpec::preset(name)) << name;
 }
 

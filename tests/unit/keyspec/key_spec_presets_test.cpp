@@ -14,6 +14,32 @@ using testing::from_hex;
 constexpr std::uint64_t kMax = 9223372036854775807ULL;
 constexpr std::int64_t kTs = 1700000000123;  // 2023-11-14T22:13:20.123Z
 
+TEST(KeySpecPresets, EventsByTopicKeepsTwoTopicsRecordsApartWhereEventsCollides) {
+  const MapEventFields login({{"event_id", std::string("login")}, {"ts", kTs}});
+  KafkaMeta logins;
+  logins.topic = "logins";
+  logins.partition = 3;
+  logins.offset = 42;
+  KafkaMeta orders = logins;
+  orders.topic = "orders";
+  // The defect: the default key has no topic, so the same position in two topics is one row.
+  const auto events = KeySpec::preset("events");
+  EXPECT_EQ(encode_or_throw(events, login, logins), encode_or_throw(events, login, orders));
+
+  const auto spec = KeySpec::preset("events_by_topic");
+  const auto key = encode_or_throw(spec, login, logins);
+  EXPECT_NE(key, encode_or_throw(spec, login, orders));
+  // The events key with 4 bytes of xxh64(topic) before the partition: 62 bytes.
+  const auto base = encode_or_throw(events, login, logins);
+  ASSERT_EQ(key.size(), 62u);
+  EXPECT_EQ(key.substr(0, 35), base.substr(0, 35)) << "salt, event and time as in `events`";
+  EXPECT_EQ(key.substr(39), base.substr(35)) << "partition and offset as in `events`";
+  const auto sk = spec.sort_key(key);
+  ASSERT_TRUE(sk);
+  EXPECT_EQ(*sk, (SortKey{kTs, 3, 42}));
+  EXPECT_EQ(spec.split_keys().size(), 99u);
+}
+
 TEST(KeySpecPresets, Events) {
   const auto spec = KeySpec::preset("events");
   KafkaMeta meta;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hbingest/app/commands.h"
+#include "hbingest/app/key_uniqueness.h"
 #include "hbingest/app/wiring.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/keyspec/key_spec.h"
@@ -27,6 +28,9 @@ void check_key_spec(const config::Config& config, const config::RouteConfig& rou
   try {
     const keyspec::KeySpec spec = build_key_spec(config, route, name);
     for (const auto& warning : spec.warnings()) warnings.push_back(route.key_source + ": " + name + ": " + warning);
+    for (const auto& warning : check_key_uniqueness(config, spec, name).warnings) {
+      warnings.push_back(route.key_source + ": " + warning);
+    }
   } catch (const keyspec::SpecError& e) {
     problems.insert(problems.end(), e.problems().begin(), e.problems().end());
   }
