@@ -8,7 +8,7 @@ started=$(date +%s)
 
 scripts/install-deps.sh
 BUILD_DIR=build scripts/build.sh
-echo "== house style (clang-format, clang-tidy)"
+echo "== house style: clang-format, clang-tidy ($(($(date +%s) - started)) s)"
 scripts/check-style.sh build
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
 # With clang the same build also holds the libFuzzer targets, so CI compiles the tree once for both.
@@ -18,12 +18,15 @@ if command -v clang++ >/dev/null; then
 fi
 BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh "${sanitizer_build[@]}"
 
-echo "== unit tests (ASan+UBSan)"
+echo "== unit tests (ASan+UBSan) ($(($(date +%s) - started)) s)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j2
 
-echo "== fuzz targets (10 s each; longer runs: tests/fuzz/README.md)"
+echo "== fuzz targets, 10 s each; longer runs: tests/fuzz/README.md ($(($(date +%s) - started)) s)"
 FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh 10
+
+echo "== unit tests ($(($(date +%s) - started)) s)"
+ctest --test-dir build -L unit --output-on-failure -j2
 
 # A private stack for this run: its own state dir, torn down on exit whatever happens.
 export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}
@@ -34,6 +37,7 @@ trap cleanup EXIT
 stack/hbstack up
 eval "$(stack/hbstack env)"
 
-echo "== all tests (unit, integration, robustness) against the real stack"
-ctest --test-dir build --output-on-failure -j1 --timeout 600
+echo "== integration, robustness and fault tests against the real stack ($(($(date +%s) - started)) s)"
+# Two at a time: tests that stop, kill or throttle stack processes are RUN_SERIAL (tests/integration).
+ctest --test-dir build -LE unit --output-on-failure -j2 --timeout 900
 echo "test.sh: all tests passed in $(( $(date +%s) - started )) s"
