@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import happybase
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -141,6 +141,18 @@ def mixed_events(count, ts_base=None):
         user = "u%06d" % random.randrange(5000)
         events.append(login(ts, user) if i % 3 else order(ts, user))
     return events
+
+
+def group_committed(group, topic):
+    """Sum over `topic`'s partitions of `group`'s committed next-offsets (0 where none), read from
+    the broker by a consumer that never joins the group."""
+    consumer = Consumer({"bootstrap.servers": KAFKA(), "group.id": group, "enable.auto.commit": False})
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        committed = consumer.committed([TopicPartition(topic, p) for p in partitions], timeout=10)
+        return sum(max(tp.offset, 0) for tp in committed)
+    finally:
+        consumer.close()
 
 
 # ---- HBase peer (happybase over Thrift1) --------------------------------------------------------

@@ -7,6 +7,7 @@ being checked only after the commit), resident memory stayed bounded, and the da
 itself: consumption resumed and /readyz is ready again."""
 
 import json
+import signal
 import subprocess
 import threading
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import THRIFT2, count_rows, create_topic, mixed_events, produce, rss_kib, unique, wait_for
+from support import THRIFT2, count_rows, create_topic, group_committed, mixed_events, produce, rss_kib, unique, wait_for
 from toxiproxy import Toxiproxy, toxic
 
 STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
@@ -189,6 +190,36 @@ def test_memory_bound_per_columns_mode_through_a_60_s_black_hole(daemon_factory,
         assert rows == events, f"{name}: {rows} rows for {events} events"
         assert grew <= OUTAGE_INFLIGHT_BYTES // 1024 + OUTAGE_FIXED_OVERHEAD_KIB, \
             f"{name}: RSS grew by {grew} KiB during the outage"
+
+
+def test_sigterm_during_a_black_hole_ends_within_the_shutdown_budget(daemon_factory, names, proxies):
+    """SIGTERM while every write hangs: drain, final commit, leaving the group and stopping the
+    writers must all end within shutdown_deadline (10 s here) plus the 5 s backstop, well before a
+    service manager's SIGKILL; what was committed is stored, and a restart stores the rest."""
+    endpoint = proxies.proxy("gateway", THRIFT2())
+    create_topic(names["topic"], partitions=4)
+    group = unique("group")
+    daemon = daemon_factory(names["topic"], names["table"], group=group, name="first",
+                            **{"hbase.endpoints": [endpoint]}).start()
+    stream = Stream(names["topic"])
+    wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 2_000, 120, "ingest running")
+    with toxic(proxies, "gateway", "timeout", timeout=0), toxic(proxies, "gateway", "timeout", stream="upstream", timeout=0):
+        time.sleep(3)  # writes in flight and hanging
+        started = time.time()
+        daemon.process.send_signal(signal.SIGTERM)
+        code = daemon.process.wait(60)
+        took = time.time() - started
+    print(f"SIGTERM during a black hole: exit {code} after {took:.1f} s (shutdown_deadline 10 s)")
+    assert took < 10 + 5 + 1, f"shutdown took {took:.1f} s: past shutdown_deadline + the backstop"
+    committed, stored = group_committed(group, names["topic"]), count_rows(names["table"])
+    assert committed <= stored, f"{committed} events committed but only {stored} rows stored"
+    stream.join()
+    again = daemon_factory(names["topic"], names["table"], group=group, name="second").start()
+    wait_for(lambda: again.metric("hbingest_committed_offset") >= len(stream.events) and
+             again.metric("hbingest_consumer_lag") == 0, 300, "the restarted daemon to catch up")
+    again.stop()
+    rows = count_rows(names["table"])
+    assert rows == len(stream.events), f"{rows} rows for {len(stream.events)} events"
 
 
 def restart_mid_stream(daemon_factory, names, action, component, what):
