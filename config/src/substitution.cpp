@@ -11,6 +11,9 @@ namespace hbingest::config::detail {
 
 namespace {
 
+// Tokens, passwords and key passphrases are bytes to a few KB; PEM material is passed by path.
+constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
+
 bool valid_env_name(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
   for (char c : name) {
@@ -25,15 +28,28 @@ std::string read_secret_file(std::string_view path_text, const std::filesystem::
   if (path_text.empty()) throw SubstitutionError("${file:} needs a path");
   std::filesystem::path path(path_text);
   if (path.is_relative()) path = base_dir / path;
+  const std::string reference = "${file:" + std::string(path_text) + "}";
+  // A secret is a small regular file (a Kubernetes secret mount is a symlink to one). Anything else
+  // would be read whole or block the loader: /dev/zero never ends, a FIFO or /dev/stdin waits.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error)
+    throw SubstitutionError("cannot read file '" + path.string() + "' for " + reference + ": " + error.message());
+  if (!std::filesystem::is_regular_file(status)) {
+    throw SubstitutionError("'" + path.string() + "' for " + reference + " is not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw SubstitutionError("cannot read file '" + path.string() + "' for ${file:" + std::string(path_text) +
-                            "}: " + std::strerror(errno));
+    throw SubstitutionError("cannot read file '" + path.string() + "' for " + reference + ": " + std::strerror(errno));
   }
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  std::string value(kMaxSecretFileBytes + 1, '\0');
+  in.read(value.data(), static_cast<std::streamsize>(value.size()));
   if (in.bad()) throw SubstitutionError("error reading file '" + path.string() + "'");
-  std::string value = contents.str();
+  value.resize(static_cast<std::size_t>(in.gcount()));
+  if (value.size() > kMaxSecretFileBytes) {
+    throw SubstitutionError("'" + path.string() + "' for " + reference + " is larger than " +
+                            std::to_string(kMaxSecretFileBytes / 1024) + " KiB: not a secret");
+  }
   // Secret files usually end with a newline that is not part of the secret.
   if (!value.empty() && value.back() == '\n') value.pop_back();
   if (!value.empty() && value.back() == '\r') value.pop_back();

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::AllOf;
+using ::testing::AnyOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -206,6 +209,28 @@ routes:
   EXPECT_THAT(problems, Contains(AllOf(HasSubstr(source + ":6:"), HasSubstr("unterminated '${'"))));
   EXPECT_THAT(try_load_config(dir.path() / "absent.yaml").problems,
               ElementsAre(HasSubstr("cannot read the config file")));
+}
+
+TEST(Loader, FileSubstitutionReadsOnlySmallRegularFiles) {
+  // ${file:/dev/zero} used to read until memory ran out, ${file:/dev/stdin} or a FIFO to block.
+  TempDir dir;
+  dir.write("big", std::string(65 * 1024, 'x'));
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto config_with = [&](const std::string& reference) {
+    return dir.write("c.yaml",
+                     "kafka:\n  bootstrap_servers: b:9092\n  topics: [events]\n  properties:\n"
+                     "    sasl.password: " +
+                         reference +
+                         "\nhbase: {endpoints: [\"h:9090\"]}\nroutes:\n"
+                         "  - {event_types: [login], table: events, preset: events}\n");
+  };
+  for (const std::string reference : {"${file:/dev/zero}", "${file:fifo}", "${file:big}"}) {
+    const auto problems = try_load_config(config_with(reference)).problems;
+    EXPECT_THAT(problems, Contains(AllOf(HasSubstr(":5:20: kafka.properties.sasl.password"),
+                                         AnyOf(HasSubstr("is not a regular file"), HasSubstr("larger than 64 KiB")))))
+        << reference;
+  }
 }
 
 TEST(Loader, BearerTokenOnlyFromSecretSources) {
