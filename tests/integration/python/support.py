@@ -27,6 +27,9 @@ def env(name):
 
 KAFKA = lambda: env("HBINGEST_KAFKA_BOOTSTRAP")  # noqa: E731
 THRIFT2 = lambda: env("HBINGEST_THRIFT2")  # noqa: E731
+# The broker's PROXIED listener and the address it advertises, where a fault test's proxy listens.
+KAFKA_PROXIED = lambda: env("HBINGEST_KAFKA_PROXIED")  # noqa: E731
+KAFKA_VIA_PROXY = lambda: env("HBINGEST_KAFKA_VIA_PROXY")  # noqa: E731
 THRIFT1 = lambda: env("HBINGEST_THRIFT1")  # noqa: E731
 BINARY = lambda: env("HBINGEST_BIN")  # noqa: E731
 

@@ -42,9 +42,10 @@ class Toxiproxy:
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"toxiproxy {method} {path}: {e.code} {e.read().decode(errors='replace')}") from e
 
-    def proxy(self, name, upstream):
-        """Creates a proxy on a free loopback port in front of `upstream`; returns "127.0.0.1:port"."""
-        listen = f"127.0.0.1:{free_port()}"
+    def proxy(self, name, upstream, listen=None):
+        """Creates a proxy in front of `upstream` on `listen` (default: a free loopback port); returns
+        the address it listens on."""
+        listen = listen or f"127.0.0.1:{free_port()}"
         self._call("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
         return listen
 
