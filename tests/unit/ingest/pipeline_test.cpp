@@ -319,7 +319,9 @@ TEST(Pipeline, EventsTooFarInTheFutureGoToTheDeadLetterTopic) {
   setup.options.decode.max_future_skew = 1h;
   Harness h(setup);
   h.source.push("events", 0, 0, login_event(kNowMs + 3'600'000, "u0"));  // at the bound: written
-  h.source.push("events", 0, 1, login_event(kNowMs + 3'600'001, "u1"));
+  // A minute past it, not a millisecond: the bound follows the steady clock from the first event
+  // on (a wall-clock step is not trusted), and a slow run (TSan) spends milliseconds in between.
+  h.source.push("events", 0, 1, login_event(kNowMs + 3'660'000, "u1"));
   h.source.push("events", 0, 2, login_event(253'402'300'799'999, "u2"));  // 9999-12-31T23:59:59.999Z
   // No time field: the Kafka timestamp, which the producer sets freely.
   h.source.push("events", 0, 3, R"({"event_id":"login","user_id":"u3"})", std::numeric_limits<std::int64_t>::max());
