@@ -336,6 +336,10 @@ const Options<TableConfig>& table_options() {
       duration("ttl", &T::ttl, 1s, 24h * 3650,
                "Row lifetime: the family TTL at bootstrap and the per-put TTL (whole seconds)."),
       boolean("create_table", &T::create_table, "Create missing tables at start, like `hbingest bootstrap`."),
+      duration("check_interval", &T::check_interval, 1s, 1h,
+               "How often `run` checks that every route table exists, is enabled and has the family "
+               "(also at once after a failed write, and every 2s while one is not): writes to such a "
+               "table are held, hbingest_table_available and /readyz say why."),
       string("bloom_filter", &T::bloom_filter, "Bloom filter of created tables.", {"NONE", "ROW", "ROWCOL"}),
       string("compression", &T::compression, "Compression of created tables.",
              {"NONE", "SNAPPY", "LZ4", "GZ", "ZSTD", "LZO", "BZIP2"}),

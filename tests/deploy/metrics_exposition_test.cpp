@@ -53,6 +53,7 @@ const std::map<std::string, ExpectedFamily>& expected_families() {
       {"hbingest_kafka_commit_failures_total", {counter, {"mode"}}},
       {"hbingest_consumer_lag", {gauge, {"topic", "partition"}}},
       {"hbingest_salt_bucket_rows_total", {counter, {"bucket"}}},
+      {"hbingest_table_available", {gauge, {"table"}}},
       {"hbingest_queries_total", {counter, {"outcome"}}},
       {"hbingest_query_latency_seconds",
        {histogram, {"le"}, {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}}},

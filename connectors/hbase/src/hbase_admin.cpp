@@ -69,6 +69,22 @@ bool HBaseAdmin::table_exists(const std::string& ns, const std::string& table) {
   return impl_->connection.call("tableExists", [&](auto& client) { return client.tableExists(table_name(ns, table)); });
 }
 
+bool HBaseAdmin::is_table_enabled(const std::string& ns, const std::string& table) {
+  return impl_->connection.call("isTableEnabled",
+                                [&](auto& client) { return client.isTableEnabled(table_name(ns, table)); });
+}
+
+TableStatus HBaseAdmin::table_status(const TableName& table, const std::string& family) {
+  // A table dropped between two of these calls makes the later one throw (TableNotFoundException):
+  // the caller keeps its last verdict and asks again.
+  if (!table_exists(table.ns, table.table)) return TableStatus::missing;
+  if (!is_table_enabled(table.ns, table.table)) return TableStatus::disabled;
+  for (const auto& description : describe_families(table.ns, table.table)) {
+    if (description.name == family) return TableStatus::writable;
+  }
+  return TableStatus::family_missing;
+}
+
 std::vector<FamilyDescription> HBaseAdmin::describe_families(const std::string& ns, const std::string& table) {
   gen::TTableDescriptor descriptor;
   impl_->connection.call("getTableDescriptor",

@@ -195,6 +195,8 @@ service THBaseService {
 
   void disableTable(1: required TTableName tableName) throws (1: TIOError io)
 
+  bool isTableEnabled(1: required TTableName tableName) throws (1: TIOError io)
+
   void createNamespace(1: required TNamespaceDescriptor namespaceDesc) throws (1: TIOError io)
 
   TNamespaceDescriptor getNamespaceDescriptor(1: required string name) throws (1: TIOError io)

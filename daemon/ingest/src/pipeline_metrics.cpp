@@ -92,7 +92,10 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
       consumer_lag_(
           gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),
       salt_bucket_writes_(
-          counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")) {}
+          counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")),
+      table_available_(gauge(registry, "hbingest_table_available",
+                             "1 when the route table exists, is enabled and has the column family; 0 while not "
+                             "(its writes are held). From the table watch's last answered check.")) {}
 
 void PipelineMetrics::on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) {
   // Both values come from outside (the payload, the broker): only configured ones become labels.
@@ -203,6 +206,11 @@ void PipelineMetrics::on_kafka_statistics(const std::string& json) {
     }
   }
   total_lag_ = total;
+}
+
+void PipelineMetrics::on_table_available(const std::string& table, bool available) {
+  // Family::Add returns the existing child for known labels; tables come from the configuration.
+  table_available_.Add({{"table", table}}).Set(available ? 1 : 0);
 }
 
 }  // namespace hbingest::ingest

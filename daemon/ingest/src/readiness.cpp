@@ -2,11 +2,15 @@
 
 namespace hbingest::ingest {
 
-std::vector<std::string> not_ready_reasons(const PipelineStats& stats, const WriterPool& writers) {
+std::vector<std::string> not_ready_reasons(const PipelineStats& stats, const WriterPool& writers,
+                                           const TableWatch* tables) {
   std::vector<std::string> reasons;
   if (!stats.assignment_received.load())
     reasons.emplace_back("waiting for a partition assignment from the consumer group");
   if (writers.writes_failing()) reasons.emplace_back("HBase writes are failing and being retried");
+  if (tables != nullptr) {
+    for (auto& problem : tables->problems()) reasons.push_back(std::move(problem));
+  }
   return reasons;
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 namespace hbingest::ingest {
 
 namespace {
+
+constexpr std::chrono::milliseconds kHeldBatchRecheck{500};
 
 // What the exception being handled says about itself; never throws.
 std::string describe_current_exception() noexcept {
@@ -26,8 +29,8 @@ std::string describe_current_exception() noexcept {
 }  // namespace
 
 WriterPool::WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
-                       RetryPolicy retry, PipelineObserver& observer)
-    : options_(options), retry_(retry), observer_(observer), sinks_(std::move(sinks)) {
+                       RetryPolicy retry, PipelineObserver& observer, TableGate* gate)
+    : options_(options), retry_(retry), observer_(observer), gate_(gate), sinks_(std::move(sinks)) {
   threads_.reserve(sinks_.size());
   for (auto& sink : sinks_) {
     threads_.emplace_back([this, &sink] { run_writer(*sink); });
@@ -106,6 +109,13 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
     backoff.reset();
     bool failing = false;  // this batch's last attempt failed: counted in failing_writers_
     for (;;) {
+      if (gate_ != nullptr && !gate_->writable(batch.table)) {
+        // Known to fail (missing table or family) or, for a disabled table, to tie up a gateway
+        // handler for minutes: hold the batch, as if the attempt had failed, and ask again. Asking
+        // costs nothing, so a long backoff does not delay the resumption.
+        if (!wait_before_retry(std::min(backoff.next(), kHeldBatchRecheck), failing)) return;
+        continue;
+      }
       const auto started = std::chrono::steady_clock::now();
       try {
         auto rejected = sink.write(batch.table, batch.rows, options_);
@@ -124,6 +134,7 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         completion_available_.notify_all();
         break;
       } catch (const connectors::HBaseError& e) {
+        if (gate_ != nullptr) gate_->write_failed(batch.table);
         observer_.on_write_retry(e.endpoint(), e.operation());
         const auto delay = backoff.next();
         retry_log_.log(spdlog::level::warn, e.endpoint(),

@@ -159,10 +159,39 @@ TEST(HBaseConnectorFailure, UnreachableEndpointIsARetriableErrorNamingIt) {
 }
 
 TEST(HBaseConnectorFailure, MissingTableIsReportedByTheAdmin) {
-  // HBase 2.6.1's Thrift2 putMultiple into a missing table answers success (the gateway only logs
-  // "Cannot get replica 0 location"), so the daemon checks its tables before it consumes anything.
   HBaseAdmin admin(options_from_env());
   EXPECT_FALSE(admin.table_exists("default", "no_such_table_hbingest"));
+  EXPECT_EQ(admin.table_status(TableName{"default", "no_such_table_hbingest"}, "d"), TableStatus::missing);
+}
+
+TEST(HBaseConnectorFailure, PutIntoAMissingTableIsARetriableError) {
+  // HBase 2.6.1's gateway: TIOError "Failed 1 action: <table>: 1 time, servers with issues: null",
+  // canRetry=true. Never a success: the writers keep the batch, nothing after it is committed.
+  auto sink = make_thrift2_sink(options_from_env());
+  std::vector<RowMutation> rows{row("k", "v")};
+  try {
+    sink->write("default:no_such_table_hbingest", rows, {});
+    FAIL() << "a put into a missing table answered success";
+  } catch (const HBaseError& e) {
+    EXPECT_TRUE(e.retriable()) << e.what();
+  }
+}
+
+TEST_F(HBaseConnectorTest, TableStatusTellsAWritableTableFromOneWithoutTheFamily) {
+  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, "d"), TableStatus::writable);
+  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, "x"), TableStatus::family_missing);
+  EXPECT_TRUE(admin_.is_table_enabled("default", table_));
+}
+
+TEST_F(HBaseConnectorTest, PutIntoAMissingFamilyIsARetriableError) {
+  auto sink = make_thrift2_sink(options_);
+  std::vector<RowMutation> rows{RowMutation{"k", {{"x", "v", "1"}}, now_ms(), std::nullopt}};
+  try {
+    sink->write(table_, rows, {});
+    FAIL() << "a put into a missing family answered success";
+  } catch (const HBaseError& e) {
+    EXPECT_TRUE(e.retriable()) << e.what();
+  }
 }
 
 TEST(HBaseConnectorEndpoints, ReachesAGatewayByABracketedIPv6Address) {

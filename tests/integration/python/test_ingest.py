@@ -177,7 +177,8 @@ def test_bootstrap_presplits_on_salt_buckets_and_is_idempotent(tmp_path, names):
 
 
 def test_daemon_refuses_to_start_without_its_table(tmp_path, names):
-    """The Thrift2 gateway acknowledges puts into a missing table, so the daemon must not start."""
+    """A table missing at start is a deployment mistake: refused, not retried forever (the gateway
+    answers each put into it with a retriable TIOError; test_table_faults.py covers one lost while running)."""
     from support import write_config
     config_path = tmp_path / "c.yaml"
     write_config(config_path, names["topic"], names["table"], **{"table.create_table": False})

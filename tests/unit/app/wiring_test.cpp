@@ -35,5 +35,15 @@ TEST(Wiring, PipelineTakesTheFutureSkewBound) {
   EXPECT_EQ(pipeline_options(config).decode.max_future_skew, std::chrono::minutes(5));
 }
 
+TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {
+  auto config = two_routes({"events"});
+  config.decode.family = "f";
+  config.table.check_interval = std::chrono::seconds(45);
+  const auto options = table_watch_options(config);
+  EXPECT_EQ(options.family, "f");
+  EXPECT_EQ(options.interval, std::chrono::seconds(45));
+  EXPECT_LE(options.recheck, options.interval);
+}
+
 }  // namespace
 }  // namespace hbingest::app

@@ -29,6 +29,20 @@ std::size_t series_of(const std::string& text, const std::string& name) {
   return count;
 }
 
+TEST(PipelineMetrics, TableAvailabilityIsAGaugePerRouteTable) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
+  metrics.on_table_available("default:a", true);
+  metrics.on_table_available("default:b", false);
+  std::string text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_table_available{table="default:a"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_table_available{table="default:b"} 0)")) << text;
+  metrics.on_table_available("default:b", true);
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_table_available{table="default:b"} 1)")) << text;
+}
+
 TEST(PipelineMetrics, RecordsIntoTheRegistry) {
   prometheus::Registry registry;
   PipelineMetrics metrics(

@@ -8,9 +8,12 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fakes.h"
 
@@ -136,6 +139,68 @@ TEST(WriterPool, WritesCountAsFailingFromTheFirstErrorUntilTheNextSuccessNotOnly
   EXPECT_EQ(pool.take_completed().size(), 1u);
   EXPECT_FALSE(pool.writes_failing()) << "the first success clears it";
   pool.stop();
+}
+
+// A TableGate the test opens and closes, recording the failures reported to it.
+class FakeGate final : public TableGate {
+ public:
+  bool writable(const std::string&) const override { return open; }
+  void write_failed(const std::string& table) override {
+    std::lock_guard lock(mutex_);
+    failed_.push_back(table);
+  }
+  std::vector<std::string> failed() const {
+    std::lock_guard lock(mutex_);
+    return failed_;
+  }
+  std::atomic<bool> open{true};
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> failed_;
+};
+
+TEST(WriterPool, HoldsABatchWhileTheGateSaysItsTableIsUnavailableAndWritesItOnceItIsBack) {
+  // A put into a disabled table occupies a gateway handler for HBase's whole client retry budget
+  // (~150 s on 2.6.1); a writer that knows the table is unavailable must not send it.
+  testing::FakeTable table;
+  FakeGate gate;
+  gate.open = false;
+  CountingObserver observer;
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  sinks.push_back(std::make_unique<testing::FakeSink>(table));
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, &gate);
+  pool.submit(one_row_batch());
+  std::this_thread::sleep_for(100ms);
+  {
+    std::lock_guard lock(table.mutex);
+    EXPECT_EQ(table.writes, 0u) << "a put was sent into a table known to be unavailable";
+  }
+  EXPECT_TRUE(pool.writes_failing()) << "a held batch counts as failing (readiness)";
+  EXPECT_TRUE(pool.take_completed().empty()) << "a held batch is not complete: its offsets stay uncommitted";
+
+  gate.open = true;
+  pool.wait_for_completion(5s);
+  EXPECT_EQ(pool.take_completed().size(), 1u);
+  EXPECT_FALSE(pool.writes_failing());
+  pool.stop();
+  std::lock_guard lock(table.mutex);
+  EXPECT_TRUE(table.rows.contains("r1"));
+}
+
+TEST(WriterPool, TellsTheGateWhichTableAWriteFailedFor) {
+  testing::FakeTable table;
+  table.transient_failures = 1;
+  FakeGate gate;
+  CountingObserver observer;
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  sinks.push_back(std::make_unique<testing::FakeSink>(table));
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, &gate);
+  pool.submit(one_row_batch());
+  pool.wait_for_completion(5s);
+  EXPECT_EQ(pool.take_completed().size(), 1u);
+  pool.stop();
+  EXPECT_EQ(gate.failed(), (std::vector<std::string>{"default:events"}));
 }
 
 }  // namespace

@@ -85,8 +85,9 @@ struct RouteConfig {
 };
 
 struct TableConfig {
-  Millis ttl{600000};         // family TTL and per-mutation _ttl (10 min)
-  bool create_table = false;  // create at start (like `hbingest bootstrap`)
+  Millis ttl{600000};            // family TTL and per-mutation _ttl (10 min)
+  bool create_table = false;     // create at start (like `hbingest bootstrap`)
+  Millis check_interval{30000};  // how often `run` checks its tables exist, are enabled, have the family
   std::string bloom_filter = "ROW";
   std::string compression = "NONE";
 };

@@ -42,6 +42,7 @@ void record_pipeline_samples(ingest::PipelineMetrics& metrics) {
   metrics.on_commit("events", 0, 1000);
   metrics.on_commit_failure();
   metrics.on_async_commit_failure();
+  metrics.on_table_available("default:events", true);
   metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {"0": {"consumer_lag": 0}}}}})");
 }
 

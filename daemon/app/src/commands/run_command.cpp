@@ -27,6 +27,7 @@
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/readiness.h"
+#include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/wall_clock.h"
 #include "hbingest/server/service_endpoints.h"
 
@@ -142,13 +143,22 @@ int run_command(const Args& args) {
   connectors::KafkaSource source(std::move(source_options));
   connectors::KafkaDeadLetterProducer dead_letters(dead_letter_options(config));
 
-  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
   const auto thrift2 = thrift2_options(config.hbase);
+  // The startup check above only sees the tables once; this one keeps watching (a table dropped,
+  // disabled or stripped of its family while we run) with its own connection, and holds the
+  // writers' batches for a table known to be unavailable. Declared before the writers: they use it.
+  connectors::HBaseAdmin watch_admin(thrift2);
+  std::vector<std::string> route_tables;
+  for (const auto& route : router.routes()) route_tables.push_back(route->table);
+  ingest::TableWatch table_watch(route_tables, table_watch_options(config), watch_admin, pipeline_metrics);
+  table_watch.start();
+
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
   for (int i = 0; i < config.writer.writers; ++i) {
     sinks.push_back(connectors::make_thrift2_sink(thrift2, static_cast<std::size_t>(i)));
   }
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
-                             pipeline_metrics);
+                             pipeline_metrics, &table_watch);
   ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, router, pipeline_metrics,
                             ingest::wall_clock_ms);
 
@@ -163,7 +173,7 @@ int run_command(const Args& args) {
     server = std::make_unique<server::HttpServer>(http_server_options(config.http));
     queries->mount(*server);
     const auto readiness = [&] {
-      auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers);
+      auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers, &table_watch);
       return server::Readiness{reasons.empty(), std::move(reasons)};
     };
     ready_gauge = std::make_shared<server::ReadinessGauge>(readiness);

@@ -1,5 +1,6 @@
 #pragma once
-// Table administration over Thrift2: what `hbingest bootstrap` needs. Not thread-safe.
+// Table administration over Thrift2: what `hbingest bootstrap` and the running daemon's table
+// watch need. Not thread-safe.
 
 #include <chrono>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hbingest/connectors/hbase_types.h"
 #include "hbingest/connectors/thrift2_options.h"
 
 namespace hbingest::connectors {
@@ -40,14 +42,35 @@ struct EnsureResult {
   std::vector<std::string> differences;  // what differs from the spec, when outcome == differs
 };
 
-class HBaseAdmin {
+// Whether puts into a table can succeed, as HBase's master sees it.
+enum class TableStatus {
+  writable,        // exists, enabled, has the column family
+  missing,         // no such table (dropped, or never created)
+  disabled,        // exists but disabled (or disabling/enabling)
+  family_missing,  // enabled, without the column family the cells go to
+};
+
+// What the running daemon asks about a route table; HBaseAdmin answers over Thrift2, tests fake it.
+class TableStatusSource {
+ public:
+  virtual ~TableStatusSource() = default;
+  // Throws HBaseError when HBase cannot tell: gateway or master unreachable, or the gateway's user
+  // may not describe the table (getTableDescriptor needs ADMIN or CREATE under HBase's ACLs).
+  virtual TableStatus table_status(const TableName& table, const std::string& family) = 0;
+};
+
+class HBaseAdmin final : public TableStatusSource {
  public:
   explicit HBaseAdmin(const Thrift2Options& options);
-  ~HBaseAdmin();
+  ~HBaseAdmin() override;
   HBaseAdmin(const HBaseAdmin&) = delete;
   HBaseAdmin& operator=(const HBaseAdmin&) = delete;
 
   bool table_exists(const std::string& ns, const std::string& table);
+  // Throws HBaseError when the table does not exist.
+  bool is_table_enabled(const std::string& ns, const std::string& table);
+  // Three master calls: tableExists, isTableEnabled, getTableDescriptor.
+  TableStatus table_status(const TableName& table, const std::string& family) override;
   // Families of an existing table. Throws HBaseError when it does not exist.
   std::vector<FamilyDescription> describe_families(const std::string& ns, const std::string& table);
   // Creates namespace and table when missing; an existing table is compared, never modified.

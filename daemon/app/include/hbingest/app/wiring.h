@@ -14,6 +14,7 @@
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/router.h"
 #include "hbingest/ingest/table_bootstrap.h"
+#include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/query/query.h"
@@ -28,6 +29,7 @@ connectors::WriteOptions write_options(const config::WriterConfig& writer);
 ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
 ingest::TableSettings table_settings(const config::Config& config);
+ingest::TableWatchOptions table_watch_options(const config::Config& config);
 // The label values of per-event metric series: the routes' event types and the literal topics.
 ingest::MetricLabels metric_labels(const config::Config& config);
 

@@ -6,8 +6,9 @@
 // Ownership: the registry owns the families; it must outlive this object (which keeps references
 // to them) and nothing else may Remove() them.
 // Thread safety: writer-thread callbacks (on_batch_written, on_write_retry, on_write_unexpected_error,
-// on_rows_rejected) may run concurrently; the others run on the pipeline thread only, which lets them
-// cache labelled children without a lock. Scrapes (Registry::Collect) may run concurrently with all of them.
+// on_rows_rejected) and the table watch's (on_table_available) may run concurrently; the others run on the pipeline
+// thread only, which lets them cache labelled children without a lock. Scrapes (Registry::Collect) may run concurrently
+// with all of them.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -60,6 +61,8 @@ class PipelineMetrics final : public PipelineObserver {
   void on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) override;
   void on_commit_failure() override;
   void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) override;
+  // From the table watch's thread.
+  void on_table_available(const std::string& table, bool available) override;
 
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);
@@ -102,6 +105,7 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Counter& async_commit_failures_;
   prometheus::Family<prometheus::Gauge>& consumer_lag_;
   prometheus::Family<prometheus::Counter>& salt_bucket_writes_;
+  prometheus::Family<prometheus::Gauge>& table_available_;
 
   // Pipeline-thread caches of labelled children (Family::Add takes the family's lock). The
   // per-partition ones also say which children to Remove() when a partition is revoked.

@@ -30,6 +30,9 @@ class PipelineObserver {
   virtual void on_paused_partitions(std::size_t /*count*/) {}
   virtual void on_commit(std::string_view /*topic*/, std::int32_t /*partition*/, std::int64_t /*offset*/) {}
   virtual void on_commit_failure() {}
+  // A route table's state as the table watch last saw it: writable, or missing/disabled/without
+  // the family. Reported on the first verdict and on every change.
+  virtual void on_table_available(const std::string& /*table*/, bool /*available*/) {}
   // The partitions left this consumer: per-partition series must go, or two replicas report one partition.
   virtual void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& /*partitions*/) {}
 };

@@ -5,13 +5,16 @@
 #include <vector>
 
 #include "hbingest/ingest/pipeline.h"
+#include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/writer_pool.h"
 
 namespace hbingest::ingest {
 
 // Empty when ready: the consumer has joined its group (an empty assignment counts: more members
-// than partitions is legitimate) and HBase accepts writes (no writer is backing off). Otherwise
-// one sentence per reason. Safe from any thread.
-std::vector<std::string> not_ready_reasons(const PipelineStats& stats, const WriterPool& writers);
+// than partitions is legitimate), HBase accepts writes (no writer is backing off) and every route
+// table is writable as far as `tables` (optional) knows. Otherwise one sentence per reason. Safe
+// from any thread.
+std::vector<std::string> not_ready_reasons(const PipelineStats& stats, const WriterPool& writers,
+                                           const TableWatch* tables = nullptr);
 
 }  // namespace hbingest::ingest

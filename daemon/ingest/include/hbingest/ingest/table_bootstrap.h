@@ -37,8 +37,9 @@ BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const Router& ro
 std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std::string& topic);
 
 // Throws naming the first route table that does not exist, followed by `remedy`. The daemon calls
-// it before consuming: HBase's Thrift2 gateway acknowledges puts into a missing table without
-// storing them.
+// it before consuming: a table missing at start is a deployment mistake better refused than
+// retried (HBase 2.6.1's gateway answers each put into it with a retriable TIOError, forever).
+// While the daemon runs, TableWatch keeps watching.
 void require_tables(connectors::HBaseAdmin& admin, const Router& router, const std::string& remedy);
 
 }  // namespace hbingest::ingest

@@ -26,6 +26,19 @@ struct BatchOutcome {
   std::vector<connectors::RejectedRow> rejected;
 };
 
+// What the writers know about their tables beyond their own calls (TableWatch implements it).
+// Both methods are called from writer threads: cheap, thread-safe, never throwing.
+class TableGate {
+ public:
+  virtual ~TableGate() = default;
+  // False while `table` is known to be missing, disabled or without its family. A writer then
+  // holds the batch (backing off, counted as failing) instead of sending puts that cannot succeed:
+  // into a disabled table each would occupy a gateway handler for minutes (HBase's client retries).
+  virtual bool writable(const std::string& table) const = 0;
+  // A write to `table` failed: the gate may want to look at the table now.
+  virtual void write_failed(const std::string& table) = 0;
+};
+
 struct RetryPolicy {
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
@@ -33,8 +46,9 @@ struct RetryPolicy {
 
 class WriterPool {
  public:
+  // `gate` (optional) must outlive the pool.
   WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
-             RetryPolicy retry, PipelineObserver& observer);
+             RetryPolicy retry, PipelineObserver& observer, TableGate* gate = nullptr);
   // Stops and joins; batches not yet stored are dropped (their offsets were never committed).
   ~WriterPool();
   WriterPool(const WriterPool&) = delete;
@@ -62,6 +76,7 @@ class WriterPool {
   connectors::WriteOptions options_;
   RetryPolicy retry_;
   PipelineObserver& observer_;
+  TableGate* gate_;
   std::vector<std::unique_ptr<connectors::RowSink>> sinks_;
 
   mutable std::mutex mutex_;

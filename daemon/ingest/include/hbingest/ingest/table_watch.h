@@ -1,0 +1,90 @@
+#pragma once
+// Watches the route tables while the daemon runs: does each exist, is it enabled, has it the
+// column family? A put into a table that is not writable never "succeeds" on HBase 2.6's Thrift2
+// gateway: a missing table or family fails at once and a disabled one after HBase's client has
+// retried for ~150 s (its defaults), each as a retriable TIOError, so the writers keep the batch
+// and nothing past it is committed. What the writers cannot tell is why. The watch says it once
+// per change (a log line, hbingest_table_available{table}, a /readyz reason) and, as the writers'
+// TableGate, makes them hold batches for a table known to be unavailable rather than park gateway
+// threads in puts that cannot succeed.
+//
+// Checks run on the watch's own thread (start()): at once, every `interval`, every `recheck` while
+// a table is unavailable, and soon (`min_gap` after the last check) after a write failure. Only a
+// check HBase answers changes a verdict: one that fails (HBase unreachable, no ADMIN permission)
+// keeps the last, and a table never checked counts as writable.
+//
+// Thread safety: writable(), write_failed() and problems() from any thread; check() runs one
+// round on the calling thread, serialised with the watch's own.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/ingest/pipeline_observer.h"
+#include "hbingest/ingest/writer_pool.h"
+#include "hbingest/support/rate_limited_log.h"
+
+namespace hbingest::ingest {
+
+struct TableWatchOptions {
+  std::string family = "d";                   // the column family every route writes
+  std::chrono::milliseconds interval{30000};  // between checks while every table is writable
+  std::chrono::milliseconds recheck{2000};    // between checks while one is not
+  std::chrono::milliseconds min_gap{1000};    // a write failure's check waits this long after the last
+};
+
+class TableWatch final : public TableGate {
+ public:
+  // `tables`: the routes' tables as "ns:table" (duplicates are watched once). The source and the
+  // observer must outlive the watch; the source is used by one thread at a time.
+  TableWatch(const std::vector<std::string>& tables, TableWatchOptions options, connectors::TableStatusSource& source,
+             PipelineObserver& observer);
+  // Stops and joins the thread.
+  ~TableWatch() override;
+  TableWatch(const TableWatch&) = delete;
+  TableWatch& operator=(const TableWatch&) = delete;
+
+  // Starts the checking thread (once). Its first check runs at once.
+  void start();
+  // One round over every table.
+  void check();
+
+  bool writable(const std::string& table) const override;
+  void write_failed(const std::string& table) override;
+  // One sentence per table known not to be writable, e.g. "HBase table default:events is disabled".
+  std::vector<std::string> problems() const;
+
+ private:
+  struct Watched {
+    // Written by check() only; read by any thread.
+    std::atomic<connectors::TableStatus> status{connectors::TableStatus::writable};
+    bool known = false;  // check() has had an answer for it (check_mutex_)
+  };
+
+  void run();
+  bool any_unavailable() const;
+
+  const TableWatchOptions options_;
+  connectors::TableStatusSource& source_;
+  PipelineObserver& observer_;
+  // Keys fixed at construction, so lookups need no lock.
+  std::map<std::string, Watched, std::less<>> tables_;
+  std::mutex check_mutex_;  // one check() at a time: the source is not thread-safe
+  support::RateLimitedLog check_log_{std::chrono::seconds(60)};
+
+  std::mutex mutex_;  // guards the three below
+  std::condition_variable wake_;
+  bool check_requested_ = false;
+  bool stopping_ = false;
+  // Last member: started (in start()) after everything it uses exists, joined first.
+  std::thread thread_;
+};
+
+}  // namespace hbingest::ingest
