@@ -245,7 +245,8 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
 
 void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
   auto shared = std::make_shared<connectors::DeadLetter>(std::move(letter));
-  dead_letters_.send(*shared, [this, shared](bool delivered, const std::string& error) {
+  dead_letters_.send(shared, [this, shared](connectors::DeadLetterOutcome outcome, const std::string& error) {
+    const bool delivered = outcome == connectors::DeadLetterOutcome::delivered;
     observer_.on_dead_letter(delivered);
     const auto& original = shared->original;
     if (delivered) {

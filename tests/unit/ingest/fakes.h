@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -184,21 +185,23 @@ class FakeSink final : public connectors::RowSink {
 
 class FakeDeadLetters final : public connectors::DeadLetterSink {
  public:
-  void send(const connectors::DeadLetter& letter, Done done) override { pending_.push_back({letter, std::move(done)}); }
+  void send(std::shared_ptr<const connectors::DeadLetter> letter, Done done) override {
+    pending_.push_back({std::move(letter), std::move(done)});
+  }
   void poll(std::chrono::milliseconds) override {
     if (hold) return;
     auto pending = std::exchange(pending_, {});
     for (auto& [letter, done] : pending) {
       if (fail_next > 0) {
         --fail_next;
-        done(false, "fake: broker down");
+        done(connectors::DeadLetterOutcome::failed, "fake: broker down");
         continue;
       }
       {
         std::lock_guard lock(mutex_);
-        delivered.push_back(letter);
+        delivered.push_back(*letter);
       }
-      done(true, "");
+      done(connectors::DeadLetterOutcome::delivered, "");
     }
   }
   // Read by the test thread while the pipeline thread delivers.
@@ -217,7 +220,7 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
 
  private:
   mutable std::mutex mutex_;
-  std::vector<std::pair<connectors::DeadLetter, Done>> pending_;
+  std::vector<std::pair<std::shared_ptr<const connectors::DeadLetter>, Done>> pending_;
 };
 
 // Runs `pipeline` on its own thread; `until` is polled on this thread until it returns true (then

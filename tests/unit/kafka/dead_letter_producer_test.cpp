@@ -47,21 +47,21 @@ TEST(DeadLetterProducer, OversizedLetterIsReportedFromPollNotFromSend) {
   options.producer.bootstrap_servers = "127.0.0.1:1";
   options.producer.properties = {{"message.max.bytes", "1000"}};
   KafkaDeadLetterProducer producer(options);
-  DeadLetter letter = sample_letter();
-  letter.original.payload.assign(5000, 'x');
+  auto letter = std::make_shared<DeadLetter>(sample_letter());
+  letter->original.payload.assign(5000, 'x');
   int calls = 0;
-  bool delivered = true;
+  auto outcome = DeadLetterOutcome::delivered;
   std::string error;
-  producer.send(letter, [&](bool ok, const std::string& why) {
+  producer.send(letter, [&](DeadLetterOutcome result, const std::string& why) {
     ++calls;
-    delivered = ok;
+    outcome = result;
     error = why;
   });
   EXPECT_EQ(calls, 0) << "done must not run inside send()";
   EXPECT_EQ(producer.in_flight(), 1u);
   producer.poll(0ms);
   EXPECT_EQ(calls, 1);
-  EXPECT_FALSE(delivered);
+  EXPECT_EQ(outcome, DeadLetterOutcome::rejected) << "the same record would be refused again";
   EXPECT_NE(error.find("dlq"), std::string::npos) << error;
   EXPECT_NE(error.find("MSG_SIZE_TOO_LARGE"), std::string::npos) << error;
   EXPECT_EQ(producer.in_flight(), 0u);
@@ -74,16 +74,16 @@ TEST(DeadLetterProducer, UnreachableBrokerNeverReportsDelivered) {
   options.producer.properties = {{"message.timeout.ms", "300"}};
   KafkaDeadLetterProducer producer(options);
   int calls = 0;
-  bool delivered = true;
-  producer.send(sample_letter(), [&](bool ok, const std::string&) {
+  auto outcome = DeadLetterOutcome::delivered;
+  producer.send(std::make_shared<DeadLetter>(sample_letter()), [&](DeadLetterOutcome result, const std::string&) {
     ++calls;
-    delivered = ok;
+    outcome = result;
   });
   EXPECT_EQ(calls, 0);
   // message.timeout.ms expires the letter; flush serves the failed delivery report.
   EXPECT_TRUE(producer.flush(30s));
   EXPECT_EQ(calls, 1);
-  EXPECT_FALSE(delivered);
+  EXPECT_EQ(outcome, DeadLetterOutcome::failed) << "a timeout may pass later";
 }
 
 }  // namespace

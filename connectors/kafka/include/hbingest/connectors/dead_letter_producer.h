@@ -25,11 +25,13 @@ struct DeadLetterProducerOptions {
 };
 
 // Contract: see DeadLetterSink. The key and payload are the original bytes (a missing key stays
-// missing). `done` always runs from poll() or flush() on the caller's thread, never from send():
-// delivered=true only once the broker acknowledged with acks=all. A letter that cannot even be
-// queued (larger than message.max.bytes, queue full past the producer's queue_full_timeout) is
-// reported as done(false, reason) from the next poll()/flush(). A fatal producer error is thrown
-// from poll()/flush(). Thread-compatible; neither copyable nor movable.
+// missing), read in place from the shared letter. `done` always runs from poll() or flush() on the
+// caller's thread, never from send(): delivered only once the broker acknowledged with acks=all;
+// rejected when the producer or the broker refused the record itself (MSG_SIZE_TOO_LARGE,
+// RECORD_LIST_TOO_LARGE, INVALID_MSG_SIZE, INVALID_RECORD); failed for anything that may pass
+// later. A letter that cannot even be queued (larger than message.max.bytes, queue full past the
+// producer's queue_full_timeout) is reported from the next poll()/flush(). A fatal producer error
+// is thrown from poll()/flush(). Thread-compatible; neither copyable nor movable.
 class KafkaDeadLetterProducer final : public DeadLetterSink {
  public:
   explicit KafkaDeadLetterProducer(DeadLetterProducerOptions options);
@@ -39,7 +41,7 @@ class KafkaDeadLetterProducer final : public DeadLetterSink {
   KafkaDeadLetterProducer(KafkaDeadLetterProducer&&) = delete;
   KafkaDeadLetterProducer& operator=(KafkaDeadLetterProducer&&) = delete;
 
-  void send(const DeadLetter& letter, Done done) override;
+  void send(std::shared_ptr<const DeadLetter> letter, Done done) override;
   void poll(std::chrono::milliseconds timeout) override;
   bool flush(std::chrono::milliseconds timeout) override;
 
@@ -53,7 +55,12 @@ class KafkaDeadLetterProducer final : public DeadLetterSink {
   std::string topic_;
   KafkaProducer producer_;
   // Letters librdkafka refused synchronously, reported on the next poll()/flush().
-  std::vector<std::pair<Done, std::string>> refused_;
+  struct Refused {
+    Done done;
+    DeadLetterOutcome outcome;
+    std::string reason;
+  };
+  std::vector<Refused> refused_;
 };
 
 }  // namespace hbingest::connectors
