@@ -66,6 +66,9 @@ struct DeadLetter {
   std::string stage;            // decode, key, route, write
   std::string exception_class;  // e.g. "hbingest.InvalidJson"
   std::string exception_message;
+  // Set once the full letter was rejected: the sink then sends the headers alone, with the
+  // original's size and SHA-256 in place of its bytes (the original stays in the source topic).
+  bool headers_only = false;
 };
 
 // How one send of a dead letter ended.
