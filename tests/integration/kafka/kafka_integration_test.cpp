@@ -365,6 +365,7 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
 
   DeadLetterProducerOptions options;
   options.topic = dlq;
+  options.max_letter_bytes = 6 * 1024 * 1024;  // whole letters here; truncation: tests/integration/python
   options.producer = producer_options();
   KafkaDeadLetterProducer producer(options);
   std::vector<std::pair<DeadLetterOutcome, std::string>> results;

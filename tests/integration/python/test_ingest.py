@@ -1,6 +1,7 @@
 """Issue 5 end to end against real Kafka and HBase: everything lands, readable by independent
 clients; poison pills go to the DLQ with Kafka Connect headers; TTL expires rows; bootstrap."""
 
+import hashlib
 import json
 import os
 import random
@@ -100,7 +101,16 @@ def test_poison_pills_go_to_the_dlq_with_connect_headers_and_good_events_flow(da
         assert headers["__connect.errors.exception.class.name"] == expected_letters[offset]
         assert headers["__connect.errors.exception.message"]
         assert headers["__hbingest.errors.stage"] in ("decode", "route", "key")
-        assert letter.value() == payloads[positions.index((0, offset))], "the original bytes"
+        original = payloads[positions.index((0, offset))]
+        if len(original) > 900 * 1024:  # dlq.max_letter_bytes: cut, with the original's size and digest
+            assert headers["__hbingest.truncated"] == "true"
+            assert headers["__hbingest.original.size"] == str(len(original))
+            assert headers["__hbingest.original.sha256"] == hashlib.sha256(original).hexdigest()
+            assert 800 * 1024 < len(letter.value()) < 900 * 1024
+            assert letter.value() == original[:len(letter.value())], "the first bytes of the original"
+        else:
+            assert "__hbingest.truncated" not in headers
+            assert letter.value() == original, "the original bytes"
     assert count_rows(table) == 51
 
 
