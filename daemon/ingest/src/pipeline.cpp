@@ -273,8 +273,8 @@ void Pipeline::on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLe
     dead_letters_failing_since_.insert(now);
   }
   ++attempt.failures;
-  // One line per partition and interval: a letter that never goes through is named at least
-  // every 10 s, and its position is what the runbook's escape hatch needs.
+  // At most one line per partition and 10 s, so a letter that never goes through (retried every
+  // 30 s in the end) is named at every attempt: its position is what the runbook's escape hatch needs.
   const std::string log_key = "dlq_retry:" + original.topic + "/" + std::to_string(original.partition);
   if (outcome == connectors::DeadLetterOutcome::rejected && !attempt.letter->headers_only) {
     // Kafka refuses the record itself (larger than the topic's max.message.bytes, say), so the
