@@ -38,6 +38,21 @@ void check_kafka(const Config& c, Reader& r) {
   }
 }
 
+void check_dlq(const Config& c, Reader& r) {
+  // The producer refuses a record over its message.max.bytes before it reaches the broker: a
+  // letter cut to max_letter_bytes must pass it.
+  const auto it = c.dlq.properties.find("message.max.bytes");
+  if (it == c.dlq.properties.end()) return;
+  std::size_t producer_max = 0;
+  const auto [end, error] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), producer_max);
+  if (error != std::errc{} || end != it->second.data() + it->second.size()) return;  // librdkafka reports it
+  if (c.dlq.max_letter_bytes > producer_max) {
+    r.problem_at("dlq.max_letter_bytes", "(" + format_size(c.dlq.max_letter_bytes) +
+                                             ") is larger than dlq.properties.message.max.bytes (" + it->second +
+                                             "); the producer would refuse such letters");
+  }
+}
+
 void check_endpoints(const Config& c, Reader& r) {
   for (std::size_t i = 0; i < c.hbase.endpoints.size(); ++i) {
     try {
@@ -148,6 +163,7 @@ void check_routes(const Config& c, Reader& r) {
 
 void sanity_check(const Config& config, Reader& reader) {
   check_kafka(config, reader);
+  check_dlq(config, reader);
   check_endpoints(config, reader);
   check_writer(config, reader);
   check_routes(config, reader);

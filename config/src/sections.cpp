@@ -359,6 +359,11 @@ const Options<DlqConfig>& dlq_options() {
           "unknown_type", &Q::unknown_type,
           {{"dlq", UnknownType::dlq}, {"default_route", UnknownType::default_route}, {"skip", UnknownType::skip}},
           "Event type no route names: DLQ, default_route, or skip (counted)."),
+      size("max_letter_bytes", &Q::max_letter_bytes, 4 * KiB, 10 * MiB,
+           "Largest dead letter (key + payload + headers). A longer payload is cut to fit, with headers "
+           "__hbingest.truncated, __hbingest.original.size and __hbingest.original.sha256; the original stays in its "
+           "topic. At most the producer's message.max.bytes (dlq.properties, 10MiB by default); the default passes "
+           "a broker's default message.max.bytes (1 MB)."),
       string_map("properties", &Q::properties, "Extra librdkafka producer properties for the DLQ producer."),
   };
   return options;

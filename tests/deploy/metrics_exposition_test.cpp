@@ -32,6 +32,8 @@ const std::map<std::string, ExpectedFamily>& expected_families() {
       {"hbingest_consumed_bytes_total", {counter, {"topic"}}},
       {"hbingest_events_invalid_total", {counter, {"reason"}}},
       {"hbingest_dead_letters_total", {counter, {"outcome"}}},
+      {"hbingest_dead_letters_retrying", {gauge, {}}},
+      {"hbingest_dead_letter_oldest_retry_seconds", {gauge, {}}},
       {"hbingest_events_expired_total", {counter, {}}},
       {"hbingest_rows_written_total", {counter, {"endpoint"}}},
       {"hbingest_rows_written_all_total", {counter, {}}},

@@ -95,7 +95,7 @@ class KafkaProducer::Impl {
       t.u.cstr = topic.c_str();
       auto& v = vus.emplace_back();
       v.vtype = RD_KAFKA_VTYPE_VALUE;
-      v.u.mem.ptr = const_cast<char*>(record.payload.data());  // copied (MSG_F_COPY), never written
+      v.u.mem.ptr = const_cast<char*>(record.payload.data());  // never written
       v.u.mem.size = record.payload.size();
       if (record.key) {
         auto& k = vus.emplace_back();
@@ -115,20 +115,22 @@ class KafkaProducer::Impl {
       }
       auto& f = vus.emplace_back();
       f.vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-      f.u.i = RD_KAFKA_MSG_F_COPY;
+      // Without MSG_F_COPY librdkafka reads key and payload in place until the delivery report:
+      // record.owner keeps them alive that long (it is held with the callback in pending_).
+      f.u.i = record.owner ? 0 : RD_KAFKA_MSG_F_COPY;
       auto& o = vus.emplace_back();
       o.vtype = RD_KAFKA_VTYPE_OPAQUE;
       o.u.ptr = to_opaque(id);
 
       // Registered before producing: the callback is owned here, keyed by the opaque id, so it
       // is freed whatever happens (failed produce, purge, destruction).
-      pending_.emplace(id, std::move(callback));
+      pending_.emplace(id, Pending{std::move(callback), record.owner});
       detail::ErrorPtr error(rd_kafka_produceva(rk_.get(), vus.data(), vus.size()));
       if (!error) {
         headers.release();  // now owned by the queued message
         return;
       }
-      callback = std::move(pending_.at(id));
+      callback = std::move(pending_.at(id).callback);
       pending_.erase(id);
       if (rd_kafka_error_code(error.get()) == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
           std::chrono::steady_clock::now() < deadline) {
@@ -200,16 +202,21 @@ class KafkaProducer::Impl {
     Impl& impl = self(opaque);
     const auto it = impl.pending_.find(from_opaque(msg->_private));
     if (it == impl.pending_.end()) return;
-    DeliveryCallback callback = std::move(it->second);
+    // Moved out, not erased with the entry: the owner outlives the callback (librdkafka frees
+    // the message, which points into it, only once this function has returned).
+    Pending pending = std::move(it->second);
     impl.pending_.erase(it);
-    if (impl.destroying_ || !callback) return;
+    if (impl.destroying_ || !pending.callback) return;
     DeliveryReport report;
     report.delivered = msg->err == RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (!report.delivered) report.error = std::string(rd_kafka_err2name(msg->err)) + ": " + rd_kafka_err2str(msg->err);
+    if (!report.delivered) {
+      report.error = std::string(rd_kafka_err2name(msg->err)) + ": " + rd_kafka_err2str(msg->err);
+      report.error_code = msg->err;
+    }
     if (msg->rkt != nullptr) report.topic = rd_kafka_topic_name(msg->rkt);
     report.partition = msg->partition;
     report.offset = msg->offset;
-    impl.guard_.guarded("delivery callback", [&] { callback(report); });
+    impl.guard_.guarded("delivery callback", [&] { pending.callback(report); });
   }
 
   static void on_error(rd_kafka_t* rk, int err_code, const char* reason, void* opaque) {
@@ -228,8 +235,16 @@ class KafkaProducer::Impl {
     }
   }
 
+  // A produced message's callback and, for a record produced without a copy, the owner of the
+  // bytes librdkafka reads in place.
+  struct Pending {
+    DeliveryCallback callback;
+    std::shared_ptr<const void> owner;
+  };
+
   KafkaProducerOptions options_;
-  std::unordered_map<std::uint64_t, DeliveryCallback> pending_;
+  // Outlives rk_ (declared before it): owners stay alive while librdkafka tears down.
+  std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t next_id_ = 1;
   CallbackGuard guard_{"kafka producer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};

@@ -46,6 +46,7 @@ query::EngineOptions engine_options(const config::QueryConfig& query) {
 connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config) {
   connectors::DeadLetterProducerOptions options;
   options.topic = config.dlq.topic;
+  options.max_letter_bytes = config.dlq.max_letter_bytes;
   options.producer.bootstrap_servers = config.kafka.bootstrap_servers;
   // Security settings (SSL/SASL) apply to the producer too; consumer-only keys would be rejected.
   static const char* const kSharedPrefixes[] = {"security.", "ssl.", "sasl.", "client.id", "socket.", "broker."};

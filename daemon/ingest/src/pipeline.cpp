@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "hbingest/ingest/backoff.h"
 #include "hbingest/ingest/held_bytes.h"
 
 namespace hbingest::ingest {
@@ -75,7 +76,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
     stats_.last_loop_ns = Clock::now().time_since_epoch().count();
     drain_completions();
     dead_letters_.poll(std::chrono::milliseconds(0));
-    for (auto& letter : std::exchange(dead_letter_retries_, {})) send_dead_letter(std::move(letter));
+    resend_due_dead_letters();
     update_flow_control();
 
     auto wait = kMaxPollWait;
@@ -245,24 +246,79 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
   // and interval, with the number of repeats it stood for.
   rejections_log_.log(spdlog::level::info, stage + "." + reason,
                       "dead-lettering " + describe(message) + " (" + stage + "): " + detail);
-  send_dead_letter(connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail});
+  send_dead_letter({std::make_shared<connectors::DeadLetter>(
+      connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail})});
 }
 
-void Pipeline::send_dead_letter(connectors::DeadLetter letter) {
-  auto shared = std::make_shared<connectors::DeadLetter>(std::move(letter));
-  dead_letters_.send(*shared, [this, shared](bool delivered, const std::string& error) {
-    observer_.on_dead_letter(delivered);
-    const auto& original = shared->original;
-    if (delivered) {
-      ++stats_.dead_lettered;
-      complete({original.topic, original.partition}, original.offset);
-      return;
-    }
-    // Neither stored nor dead-lettered: keep it pending (so its offset is not committed) and try again.
-    rejections_log_.log(spdlog::level::warn, "dlq_retry",
-                        "dead letter for " + describe(original) + " not delivered, retrying: " + error);
-    dead_letter_retries_.push_back(std::move(*shared));
+void Pipeline::send_dead_letter(DeadLetterAttempt attempt) {
+  auto letter = attempt.letter;
+  dead_letters_.send(std::move(letter), [this, attempt = std::move(attempt)](connectors::DeadLetterOutcome outcome,
+                                                                             const std::string& error) {
+    on_dead_letter_done(attempt, outcome, error);
   });
+}
+
+void Pipeline::on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLetterOutcome outcome,
+                                   const std::string& error) {
+  observer_.on_dead_letter(outcome);
+  const auto& original = attempt.letter->original;
+  if (outcome == connectors::DeadLetterOutcome::delivered) {
+    ++stats_.dead_lettered;
+    if (attempt.failures > 0)
+      dead_letters_failing_since_.erase(dead_letters_failing_since_.find(attempt.failing_since));
+    complete({original.topic, original.partition}, original.offset);
+    return;
+  }
+  // Neither stored nor dead-lettered: it stays pending (its offset is not committed) and is sent
+  // again, from the loop (never from here: this runs inside the sink's poll()).
+  const auto now = Clock::now();
+  if (attempt.failures == 0) {
+    attempt.failing_since = now;
+    dead_letters_failing_since_.insert(now);
+  }
+  ++attempt.failures;
+  // At most one line per partition and 10 s, so a letter that never goes through (retried every
+  // 30 s in the end) is named at every attempt: its position is what the runbook's escape hatch needs.
+  const std::string log_key = "dlq_retry:" + original.topic + "/" + std::to_string(original.partition);
+  if (outcome == connectors::DeadLetterOutcome::rejected && !attempt.letter->headers_only) {
+    // Kafka refuses the record itself (larger than the topic's max.message.bytes, say), so the
+    // same bytes would be refused forever: send it at once with its headers only. The original
+    // stays in its topic until retention; the headers name its position, size and SHA-256.
+    rejections_log_.log(spdlog::level::warn, log_key,
+                        "dead letter for " + describe(original) +
+                            " refused by Kafka, sending it again with its headers only: " + error);
+    attempt.letter->headers_only = true;
+    dead_letter_retries_.emplace(now, std::move(attempt));
+    return;
+  }
+  // Failed (the DLQ topic missing, no ACL, the broker down), or refused even without its payload:
+  // again after a capped exponential backoff, so a letter that never goes through costs one send
+  // per max_backoff. No jitter: one send per letter and max_backoff cannot swamp a broker, and a
+  // plain schedule is what the log line below can state.
+  const auto delay = Backoff::ceiling(options_.dead_letter_retry.initial_backoff,
+                                      options_.dead_letter_retry.max_backoff, attempt.failures - 1);
+  const auto failing_for = std::chrono::duration_cast<std::chrono::seconds>(now - attempt.failing_since);
+  rejections_log_.log(spdlog::level::warn, log_key,
+                      "dead letter for " + describe(original) + " not delivered (failure " +
+                          std::to_string(attempt.failures) + ", failing for " + std::to_string(failing_for.count()) +
+                          " s, next attempt in " + std::to_string(delay.count()) +
+                          " ms); offsets of its partition are not committed past it: " + error);
+  dead_letter_retries_.emplace(now + delay, std::move(attempt));
+}
+
+void Pipeline::resend_due_dead_letters() {
+  const auto now = Clock::now();
+  while (!dead_letter_retries_.empty() && dead_letter_retries_.begin()->first <= now) {
+    auto due = dead_letter_retries_.extract(dead_letter_retries_.begin());
+    send_dead_letter(std::move(due.mapped()));
+  }
+  if (dead_letters_failing_since_.empty() && !dead_letter_retries_reported_) return;
+  const auto oldest =
+      dead_letters_failing_since_.empty()
+          ? std::chrono::milliseconds(0)
+          : std::chrono::duration_cast<std::chrono::milliseconds>(now - *dead_letters_failing_since_.begin());
+  observer_.on_dead_letters_retrying(dead_letters_failing_since_.size(), oldest);
+  dead_letter_retries_reported_ = !dead_letters_failing_since_.empty();
 }
 
 void Pipeline::complete(const TopicPartition& tp, std::int64_t offset) { tracker_.complete(tp, offset); }
@@ -364,7 +420,7 @@ bool Pipeline::drain_until(const std::function<bool()>& done, Clock::time_point 
     writers_.wait_for_completion(std::chrono::milliseconds(20));
     drain_completions();
     dead_letters_.poll(std::chrono::milliseconds(0));
-    for (auto& letter : std::exchange(dead_letter_retries_, {})) send_dead_letter(std::move(letter));
+    resend_due_dead_letters();
   }
   return done();
 }

@@ -51,7 +51,16 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
           counter(registry, "hbingest_events_consumed_total", "Events read from Kafka, by topic and event type.")),
       consumed_bytes_(counter(registry, "hbingest_consumed_bytes_total", "Payload bytes read from Kafka, by topic.")),
       invalid_(counter(registry, "hbingest_events_invalid_total", "Events rejected before HBase, by reason.")),
-      dead_letters_(counter(registry, "hbingest_dead_letters_total", "Dead letters by outcome (delivered, failed).")),
+      dead_letters_(counter(registry, "hbingest_dead_letters_total",
+                            "Dead-letter sends by outcome: delivered, failed (sent again after a backoff), rejected "
+                            "(the record itself refused; sent again with the headers only).")),
+      dead_letters_retrying_(gauge(registry, "hbingest_dead_letters_retrying",
+                                   "Dead letters that failed at least once and are not delivered yet; each holds "
+                                   "back its partition's commits.")
+                                 .Add({})),
+      dead_letter_oldest_retry_(gauge(registry, "hbingest_dead_letter_oldest_retry_seconds",
+                                      "How long the oldest dead letter not delivered yet has been failing (0: none).")
+                                    .Add({})),
       expired_(counter(registry, "hbingest_events_expired_total",
                        "Events skipped because they were older than the TTL on arrival.")
                    .Add({})),
@@ -118,8 +127,23 @@ void PipelineMetrics::on_invalid(std::string_view reason) {
   invalid_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
-void PipelineMetrics::on_dead_letter(bool delivered) {
-  dead_letters_.Add({{"outcome", delivered ? "delivered" : "failed"}}).Increment();
+void PipelineMetrics::on_dead_letter(connectors::DeadLetterOutcome outcome) {
+  switch (outcome) {
+    case connectors::DeadLetterOutcome::delivered:
+      dead_letters_.Add({{"outcome", "delivered"}}).Increment();
+      return;
+    case connectors::DeadLetterOutcome::failed:
+      dead_letters_.Add({{"outcome", "failed"}}).Increment();
+      return;
+    case connectors::DeadLetterOutcome::rejected:
+      dead_letters_.Add({{"outcome", "rejected"}}).Increment();
+      return;
+  }
+}
+
+void PipelineMetrics::on_dead_letters_retrying(std::size_t letters, std::chrono::milliseconds oldest) {
+  dead_letters_retrying_.Set(static_cast<double>(letters));
+  dead_letter_oldest_retry_.Set(std::chrono::duration<double>(oldest).count());
 }
 
 void PipelineMetrics::on_expired() { expired_.Increment(); }

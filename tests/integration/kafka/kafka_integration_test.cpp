@@ -65,7 +65,12 @@ class KafkaIntegration : public ::testing::Test {
     for (int i = 0; i < n; ++i) {
       const std::string key = "k" + std::to_string(i);
       const std::string payload = "v" + std::to_string(i);
-      producer.produce({.topic = topic, .key = key, .payload = payload, .headers = {}, .partition = i % partitions},
+      producer.produce({.topic = topic,
+                        .key = key,
+                        .payload = payload,
+                        .headers = {},
+                        .partition = i % partitions,
+                        .owner = nullptr},
                        [&](const DeliveryReport& r) {
                          if (r.delivered) {
                            ++delivered;
@@ -360,15 +365,17 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
 
   DeadLetterProducerOptions options;
   options.topic = dlq;
+  options.max_letter_bytes = 6 * 1024 * 1024;  // whole letters here; truncation: tests/integration/python
   options.producer = producer_options();
   KafkaDeadLetterProducer producer(options);
-  std::vector<std::pair<bool, std::string>> results;
-  producer.send(small, [&](bool ok, const std::string& e) { results.emplace_back(ok, e); });
-  producer.send(big, [&](bool ok, const std::string& e) { results.emplace_back(ok, e); });
+  std::vector<std::pair<DeadLetterOutcome, std::string>> results;
+  const auto record = [&](DeadLetterOutcome outcome, const std::string& e) { results.emplace_back(outcome, e); };
+  producer.send(std::make_shared<DeadLetter>(small), record);
+  producer.send(std::make_shared<DeadLetter>(big), record);
   EXPECT_TRUE(results.empty()) << "done must not run inside send()";
   ASSERT_TRUE(producer.flush(60s));
   ASSERT_EQ(results.size(), 2u);
-  for (const auto& [ok, error] : results) EXPECT_TRUE(ok) << error;
+  for (const auto& [outcome, error] : results) EXPECT_EQ(outcome, DeadLetterOutcome::delivered) << error;
 
   std::array<char, 512> errstr{};
   rd_kafka_conf_t* conf = rd_kafka_conf_new();

@@ -68,9 +68,10 @@ def wait_for(predicate, timeout, what, interval=0.2):
 
 # ---- Kafka peer ---------------------------------------------------------------------------------
 
-def create_topic(name, partitions=4):
+def create_topic(name, partitions=4, config=None):
     admin = AdminClient({"bootstrap.servers": KAFKA()})
-    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1,
+                                            config=config or {})])
     for future in futures.values():
         future.result(timeout=30)
 

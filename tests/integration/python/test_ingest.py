@@ -1,6 +1,7 @@
 """Issue 5 end to end against real Kafka and HBase: everything lands, readable by independent
 clients; poison pills go to the DLQ with Kafka Connect headers; TTL expires rows; bootstrap."""
 
+import hashlib
 import json
 import os
 import random
@@ -100,8 +101,51 @@ def test_poison_pills_go_to_the_dlq_with_connect_headers_and_good_events_flow(da
         assert headers["__connect.errors.exception.class.name"] == expected_letters[offset]
         assert headers["__connect.errors.exception.message"]
         assert headers["__hbingest.errors.stage"] in ("decode", "route", "key")
-        assert letter.value() == payloads[positions.index((0, offset))], "the original bytes"
+        original = payloads[positions.index((0, offset))]
+        if len(original) > 900 * 1024:  # dlq.max_letter_bytes: cut, with the original's size and digest
+            assert headers["__hbingest.truncated"] == "true"
+            assert headers["__hbingest.original.size"] == str(len(original))
+            assert headers["__hbingest.original.sha256"] == hashlib.sha256(original).hexdigest()
+            assert 800 * 1024 < len(letter.value()) < 900 * 1024
+            assert letter.value() == original[:len(letter.value())], "the first bytes of the original"
+        else:
+            assert "__hbingest.truncated" not in headers
+            assert letter.value() == original, "the original bytes"
     assert count_rows(table) == 51
+
+
+def test_dead_letter_the_dlq_topic_refuses_does_not_freeze_its_partition(daemon_factory, names):
+    """A DLQ topic with max.message.bytes=10000 and a 50 kB invalid event: the broker refuses the
+    letter (MESSAGE_TOO_LARGE) every time it is sent whole. It goes again with its headers only, and
+    the events after it are stored and committed (before the fix the letter was re-sent on every
+    loop turn and the partition's commits stopped at it forever)."""
+    topic, table, dlq = names["topic"], names["table"], names["dlq"]
+    create_topic(topic, partitions=1)
+    create_topic(dlq, partitions=1, config={"max.message.bytes": "10000"})
+    big = b'{"event_id": "login", "ts": ' + b"9" * 50_000  # not JSON: dead-lettered by the decoder
+    good = [json.dumps(login(now_ms() - 1000, "u%d" % i)).encode() for i in range(30)]
+    payloads = good[:10] + [big] + good[10:]
+    positions = produce(topic, payloads, partition_of=lambda i: 0)
+
+    daemon = daemon_factory(topic, table).start()
+    wait_for(lambda: daemon.metric("hbingest_committed_offset", {"topic": topic, "partition": "0"}) >= len(payloads),
+             60, "offsets committed past the refused letter")
+    letters = consume_all(dlq, 1, timeout=30)
+    rejected = daemon.metric("hbingest_dead_letters_total", {"outcome": "rejected"})
+    delivered = daemon.metric("hbingest_dead_letters_total", {"outcome": "delivered"})
+    retrying = daemon.metric("hbingest_dead_letters_retrying")
+    daemon.stop()
+
+    assert count_rows(table) == len(good)
+    assert len(letters) == 1
+    headers = {k: v.decode() for k, v in letters[0].headers()}
+    assert headers["__connect.errors.offset"] == str(positions[10][1])
+    assert headers["__connect.errors.exception.class.name"] == "hbingest.decode.invalid_json"
+    assert headers["__hbingest.truncated"] == "true"
+    assert headers["__hbingest.original.size"] == str(len(big))
+    assert headers["__hbingest.original.sha256"] == hashlib.sha256(big).hexdigest()
+    assert not letters[0].value(), "sent again with its headers only"
+    assert (rejected, delivered, retrying) == (1, 1, 0)
 
 
 def test_key_field_longer_than_its_width_is_dead_lettered(daemon_factory, names):

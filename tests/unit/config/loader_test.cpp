@@ -70,6 +70,7 @@ TEST(Loader, MinimalConfigGetsDefaults) {
   EXPECT_EQ(c.hbase.endpoints, std::vector<std::string>{"127.0.0.1:19090"});
   EXPECT_EQ(c.writer.batch_max_bytes, 2u * 1024 * 1024);
   EXPECT_EQ(c.table.ttl, 600000ms);
+  EXPECT_EQ(c.dlq.max_letter_bytes, 900u * 1024) << "below a broker's default message.max.bytes (1 MB)";
   ASSERT_THAT(c.routes, SizeIs(1));
   EXPECT_EQ(c.routes[0].preset, "events");
   EXPECT_EQ(c.routes[0].key_source, "test.yaml:9");
@@ -358,6 +359,24 @@ http: {listen: "localhost"}
   EXPECT_THAT(problems, Contains(problem_at(20, "dlq.topic: 'events' is also consumed")));
   EXPECT_THAT(problems, Contains(problem_at(21, "http.listen: 'localhost' is not host:port")));
   EXPECT_THAT(problems, SizeIs(9));
+}
+
+TEST(Loader, DeadLetterBoundFitsTheProducer) {
+  // The producer refuses anything over its message.max.bytes: a letter cut to the bound must pass.
+  const std::string too_large = std::string(kMinimal) + R"(dlq:
+  max_letter_bytes: 2MiB
+  properties: {message.max.bytes: "1000000"}
+)";
+  EXPECT_THAT(problems_of(too_large), ElementsAre(problem_at(11,
+                                                             "dlq.max_letter_bytes: (2MiB) is larger than "
+                                                             "dlq.properties.message.max.bytes (1000000)")));
+  const std::string fits = std::string(kMinimal) + R"(dlq:
+  max_letter_bytes: 9000
+  properties: {message.max.bytes: "10000"}
+)";
+  EXPECT_EQ(load_config_text(fits, "test.yaml").dlq.max_letter_bytes, 9000u);
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "dlq: {max_letter_bytes: 1KiB}\n"),
+              ElementsAre(problem_at(10, "must be between 4KiB and 10MiB")));
 }
 
 TEST(Loader, RegexTopicMustBeAlone) {

@@ -6,12 +6,16 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/connectors/source.h"
@@ -221,23 +225,29 @@ class FakeSink final : public connectors::RowSink {
   FakeTable& table_;
 };
 
+// Knobs are set before the pipeline starts, except the ones the lock guards (set_failing,
+// max_record_bytes and rejected_offsets, which a test may change while the pipeline runs).
 class FakeDeadLetters final : public connectors::DeadLetterSink {
  public:
-  void send(const connectors::DeadLetter& letter, Done done) override { pending_.push_back({letter, std::move(done)}); }
+  using Clock = std::chrono::steady_clock;
+
+  void send(std::shared_ptr<const connectors::DeadLetter> letter, Done done) override {
+    {
+      std::lock_guard lock(mutex_);
+      attempts_.emplace_back(letter->original.offset, Clock::now());
+    }
+    pending_.push_back({std::move(letter), std::move(done)});
+  }
   void poll(std::chrono::milliseconds) override {
     if (hold) return;
     auto pending = std::exchange(pending_, {});
     for (auto& [letter, done] : pending) {
-      if (fail_next > 0) {
-        --fail_next;
-        done(false, "fake: broker down");
-        continue;
-      }
-      {
+      const auto [outcome, error] = verdict(*letter);
+      if (outcome == connectors::DeadLetterOutcome::delivered) {
         std::lock_guard lock(mutex_);
-        delivered.push_back(letter);
+        delivered.push_back(*letter);
       }
-      done(true, "");
+      done(outcome, error);
     }
   }
   // Read by the test thread while the pipeline thread delivers.
@@ -250,13 +260,57 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
     return pending_.empty();
   }
 
+  // Letters of these source offsets fail (as with the broker down) until cleared.
+  void set_failing(std::set<std::int64_t> offsets) {
+    std::lock_guard lock(mutex_);
+    failing_ = std::move(offsets);
+  }
+  // Like a topic's max.message.bytes: a letter whose payload is longer is rejected, unless it is
+  // sent with its headers only.
+  void set_max_record_bytes(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    max_record_bytes_ = bytes;
+  }
+  // Letters of these source offsets are rejected in any form.
+  void set_rejected(std::set<std::int64_t> offsets) {
+    std::lock_guard lock(mutex_);
+    rejected_ = std::move(offsets);
+  }
+  // When each send of the letter for source offset `offset` happened.
+  std::vector<Clock::time_point> attempts_of(std::int64_t offset) const {
+    std::lock_guard lock(mutex_);
+    std::vector<Clock::time_point> out;
+    for (const auto& [o, at] : attempts_)
+      if (o == offset) out.push_back(at);
+    return out;
+  }
+
   std::vector<connectors::DeadLetter> delivered;  // read it after the pipeline stopped
   bool hold = false;                              // keep letters unacknowledged; set before the pipeline starts
-  int fail_next = 0;
+  int fail_next = 0;                              // the next sends fail
 
  private:
+  std::pair<connectors::DeadLetterOutcome, std::string> verdict(const connectors::DeadLetter& letter) {
+    std::lock_guard lock(mutex_);
+    const auto offset = letter.original.offset;
+    if (fail_next > 0) {
+      --fail_next;
+      return {connectors::DeadLetterOutcome::failed, "fake: broker down"};
+    }
+    if (failing_.contains(offset)) return {connectors::DeadLetterOutcome::failed, "fake: no ACL"};
+    if (rejected_.contains(offset)) return {connectors::DeadLetterOutcome::rejected, "fake: INVALID_RECORD"};
+    if (!letter.headers_only && letter.original.payload.size() > max_record_bytes_) {
+      return {connectors::DeadLetterOutcome::rejected, "fake: MSG_SIZE_TOO_LARGE"};
+    }
+    return {connectors::DeadLetterOutcome::delivered, ""};
+  }
+
   mutable std::mutex mutex_;
-  std::vector<std::pair<connectors::DeadLetter, Done>> pending_;
+  std::vector<std::pair<std::shared_ptr<const connectors::DeadLetter>, Done>> pending_;
+  std::vector<std::pair<std::int64_t, Clock::time_point>> attempts_;
+  std::set<std::int64_t> failing_;
+  std::set<std::int64_t> rejected_;
+  std::size_t max_record_bytes_ = std::numeric_limits<std::size_t>::max();
 };
 
 // Runs `pipeline` on its own thread; `until` is polled on this thread until it returns true (then

@@ -1,6 +1,6 @@
 // The pipeline over the real librdkafka consumer (KafkaSource) and librdkafka's in-process mock
-// cluster, with fakes for HBase and the dead-letter topic. Built and torn down in run_command's
-// order (source, dead letters, writers, pipeline; destroyed the other way round), so a way out of
+// cluster, with fakes for HBase and (unless a test asks for the real producer) the dead-letter topic. Built and torn
+// down in run_command's order (source, dead letters, writers, pipeline; destroyed the other way round), so a way out of
 // run() that leaves the pipeline registered shows up as ASan/UBSan errors in the consumer's close.
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fakes.h"
+#include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/ingest/pipeline.h"
 #include "mock_kafka_cluster.h"
@@ -72,25 +73,33 @@ struct MockKafkaPipeline {
   PipelineObserver observer;
   Router router{{Route{"default:events", {"login"}, keyspec::KeySpec::preset("events", {})}}, std::nullopt};
   PipelineOptions options;
+  // When set, build() sends dead letters through a real KafkaDeadLetterProducer to the mock cluster.
+  std::optional<connectors::DeadLetterProducerOptions> kafka_dead_letters;
   // run_command's order.
   std::unique_ptr<connectors::KafkaSource> source;
   FakeDeadLetters dead_letters;
+  std::unique_ptr<connectors::KafkaDeadLetterProducer> producer;
   std::unique_ptr<WriterPool> writers;
   std::unique_ptr<Pipeline> pipeline;
 
   void build() {
     source = std::make_unique<connectors::KafkaSource>(source_options());
+    connectors::DeadLetterSink* sink = &dead_letters;
+    if (kafka_dead_letters) {
+      producer = std::make_unique<connectors::KafkaDeadLetterProducer>(*kafka_dead_letters);
+      sink = producer.get();
+    }
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     sinks.push_back(std::make_unique<FakeSink>(table));
     writers =
         std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, observer);
-    pipeline =
-        std::make_unique<Pipeline>(options, *source, dead_letters, *writers, router, observer, [] { return kNowMs; });
+    pipeline = std::make_unique<Pipeline>(options, *source, *sink, *writers, router, observer, [] { return kNowMs; });
   }
   // The other way round, as run_command's scope ends: the pipeline first, the source last.
   void tear_down() {
     pipeline.reset();
     writers.reset();
+    producer.reset();
     source.reset();
   }
 };
@@ -135,6 +144,43 @@ TEST(PipelineOnMockKafka, StopDrainsCommitsPastTheLastEventAndLeaves) {
   h.tear_down();
   EXPECT_EQ(h.rows(), 5u);
   EXPECT_EQ(h.committed(), 5);
+}
+
+TEST(PipelineOnMockKafka, DeadLetterTooLargeForKafkaDoesNotFreezeItsPartition) {
+  // The producer refuses records over 10 000 bytes, as a broker does for a DLQ topic created with
+  // max.message.bytes=10000 (the mock brokers enforce no topic limit): the 20 000-byte letter is
+  // refused for what it is, every time it is sent as it is.
+  MockKafkaPipeline h;
+  h.options.on_invalid = config::OnInvalid::dlq;
+  h.cluster.create_topic("dlq", 1);
+  connectors::DeadLetterProducerOptions dlq;
+  dlq.topic = "dlq";
+  dlq.producer.bootstrap_servers = h.cluster.bootstrap_servers();
+  dlq.producer.properties = {{"message.max.bytes", "10000"}};
+  h.kafka_dead_letters = dlq;
+  const std::string too_large(20000, 'x');  // not JSON: dead-lettered by the decoder
+  h.cluster.produce("events", 0, login_event(0));
+  h.cluster.produce("events", 0, too_large);  // offset 1
+  h.cluster.produce("events", 0, login_event(2));
+  h.cluster.produce("events", 0, login_event(3));
+  h.build();
+  const auto failure = h.run([](const Pipeline& pipeline) {
+    return pipeline.stats().rows_stored == 3 && pipeline.stats().dead_lettered == 1;
+  });
+  EXPECT_FALSE(failure);
+  h.tear_down();
+  EXPECT_EQ(h.rows(), 3u);
+  EXPECT_EQ(h.committed(), 4) << "the events after the letter are stored and committed";
+
+  const auto letters = h.cluster.read("dlq", 0, 1);
+  ASSERT_EQ(letters.size(), 1u);
+  EXPECT_TRUE(letters[0].value.empty()) << "sent again with its headers only";
+  EXPECT_EQ(letters[0].headers.at("__connect.errors.offset"), "1");
+  EXPECT_EQ(letters[0].headers.at("__connect.errors.exception.class.name"), "hbingest.decode.invalid_json");
+  EXPECT_EQ(letters[0].headers.at("__hbingest.truncated"), "true");
+  EXPECT_EQ(letters[0].headers.at("__hbingest.original.size"), "20000");
+  EXPECT_EQ(letters[0].headers.at("__hbingest.original.sha256"),
+            "42e8bc96b8eec8c4e5d503483ba0cb843ce95243c8ca8575ffc69cd25d12c61c");  // Python's hashlib
 }
 
 TEST(PipelineOnMockKafka, SourceClosingAfterAPipelineThatNeverRanDoesNotCallIt) {

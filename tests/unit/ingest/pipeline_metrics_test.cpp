@@ -84,6 +84,33 @@ TEST(PipelineMetrics, CountsAsynchronousCommitFailuresApartFromSynchronousOnes) 
   EXPECT_TRUE(has(text, "hbingest_commit_failures_total 0")) << text;
 }
 
+TEST(PipelineMetrics, DeadLetterOutcomesAndTheRetryGauges) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
+  std::string text = exposition(registry);
+  // Present at 0 before any letter: the stuck-letter alert compares a series that always exists.
+  EXPECT_TRUE(has(text, "hbingest_dead_letters_retrying 0")) << text;
+  EXPECT_TRUE(has(text, "hbingest_dead_letter_oldest_retry_seconds 0")) << text;
+
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::rejected);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::failed);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::delivered);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::delivered);
+  metrics.on_dead_letters_retrying(2, std::chrono::milliseconds(1500));
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_dead_letters_total{outcome="rejected"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_dead_letters_total{outcome="failed"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(hbingest_dead_letters_total{outcome="delivered"} 2)")) << text;
+  EXPECT_TRUE(has(text, "hbingest_dead_letters_retrying 2")) << text;
+  EXPECT_TRUE(has(text, "hbingest_dead_letter_oldest_retry_seconds 1.5")) << text;
+
+  metrics.on_dead_letters_retrying(0, std::chrono::milliseconds(0));
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, "hbingest_dead_letters_retrying 0")) << text;
+  EXPECT_TRUE(has(text, "hbingest_dead_letter_oldest_retry_seconds 0")) << text;
+}
+
 TEST(PipelineMetrics, RevokedPartitionsLoseTheirLagAndOffsetSeries) {
   prometheus::Registry registry;
   PipelineMetrics metrics(

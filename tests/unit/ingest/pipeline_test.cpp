@@ -45,9 +45,24 @@ Setup test_setup() {
   setup.options.batch.max_rows = 7;
   setup.options.batch.linger = 5ms;
   setup.options.shutdown_deadline = 5s;
+  setup.options.dead_letter_retry = {1ms, 5ms};
   setup.routes = {events_route()};
   return setup;
 }
+
+// What the pipeline reports about dead letters, read by the test thread while it runs.
+struct RecordingObserver final : PipelineObserver {
+  void on_dead_letter(connectors::DeadLetterOutcome outcome) override {
+    if (outcome == connectors::DeadLetterOutcome::rejected) ++rejected;
+  }
+  void on_dead_letters_retrying(std::size_t letters, std::chrono::milliseconds oldest) override {
+    retrying = letters;
+    oldest_retry_ms = oldest.count();
+  }
+  std::atomic<int> rejected{0};
+  std::atomic<std::size_t> retrying{0};
+  std::atomic<std::int64_t> oldest_retry_ms{0};
+};
 
 // Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
 struct Harness {
@@ -84,7 +99,7 @@ struct Harness {
   FakeSource source;
   FakeTable table;
   FakeDeadLetters dead_letters;
-  PipelineObserver observer;
+  RecordingObserver observer;
 };
 
 TEST(Pipeline, StoresEveryEventAndCommitsPastTheLast) {
@@ -179,6 +194,95 @@ TEST(Pipeline, FailedDeadLetterIsRetriedNotDropped) {
   h.run_until([&] { return h.dead_letters.delivered_count() == 1; });
   ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
   EXPECT_EQ(h.committed(0), 1);
+}
+
+TEST(Pipeline, FailedDeadLetterIsRetriedWithGrowingDelaysNotEveryLoop) {
+  auto setup = test_setup();
+  setup.options.dead_letter_retry = {20ms, 1s};
+  Harness h(setup);
+  h.dead_letters.fail_next = 4;
+  h.source.push("events", 0, 0, "garbage");
+  h.run_until([&] { return h.dead_letters.delivered_count() == 1 && h.committed(0) == 1; });
+  EXPECT_EQ(h.committed(0), 1);
+  const auto attempts = h.dead_letters.attempts_of(0);
+  ASSERT_EQ(attempts.size(), 5u) << "four failures, then delivered";
+  // Each retry waits at least its backoff (20, 40, 80, 160 ms); the loop turning in between
+  // (thousands of times here: the fake source never blocks) sends nothing.
+  for (std::size_t i = 1; i < attempts.size(); ++i) {
+    EXPECT_GE(attempts[i] - attempts[i - 1], 20ms * (1 << (i - 1))) << "retry " << i;
+  }
+  EXPECT_EQ(h.observer.retrying, 0u) << "nothing left to retry";
+}
+
+TEST(Pipeline, StuckDeadLetterHoldsOnlyItsOffsetIsRetriedSparinglyAndShowsInTheGauges) {
+  auto setup = test_setup();
+  setup.options.dead_letter_retry = {10ms, 40ms};
+  Harness h(setup);
+  h.dead_letters.set_failing({1});
+  h.source.push("events", 0, 0, login_event(kNowMs, "u0"));
+  h.source.push("events", 0, 1, "garbage");
+  for (int o = 2; o < 6; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  for (int o = 0; o < 5; ++o) h.source.push("events", 1, o, login_event(kNowMs, "v" + std::to_string(o)));
+  bool stuck_seen = false;
+  std::size_t attempts_while_stuck = 0;
+  std::chrono::steady_clock::duration stuck_for{};
+  h.run_until([&] {
+    if (!stuck_seen) {
+      // Everything else is stored; the letter has been failing for a while and the gauges say so.
+      if (h.rows() == 10 && h.committed(1) == 5 && h.committed(0) == 1 && h.observer.retrying == 1 &&
+          h.observer.oldest_retry_ms >= 300) {
+        stuck_seen = true;
+        const auto attempts = h.dead_letters.attempts_of(1);
+        attempts_while_stuck = attempts.size();
+        stuck_for = attempts.back() - attempts.front();
+        h.dead_letters.set_failing({});  // the operator fixed the DLQ topic
+      }
+      return false;
+    }
+    return h.committed(0) == 6 && h.observer.retrying == 0;
+  });
+  ASSERT_TRUE(stuck_seen) << "committed(0)=" << h.committed(0) << " retrying=" << h.observer.retrying
+                          << " oldest=" << h.observer.oldest_retry_ms << " ms";
+  // Backoff 10, 20, 40, 40, ... ms: at most 4 + stuck_for / 40 ms sends, not one per loop.
+  EXPECT_LE(attempts_while_stuck, 4u + static_cast<std::size_t>(stuck_for / 40ms)) << "sent every loop";
+  EXPECT_EQ(h.committed(0), 6) << "delivered once the topic is fixed";
+  EXPECT_EQ(h.observer.retrying, 0u);
+  EXPECT_EQ(h.observer.oldest_retry_ms, 0);
+}
+
+TEST(Pipeline, LetterTheBrokerRejectsIsResentAtOnceWithItsHeadersOnly) {
+  Harness h(test_setup());
+  h.dead_letters.set_max_record_bytes(100);  // the DLQ topic's max.message.bytes, say
+  h.source.push("events", 0, 0, login_event(kNowMs, "u0"));
+  h.source.push("events", 0, 1, std::string(1000, 'x'));
+  h.source.push("events", 0, 2, login_event(kNowMs, "u2"));
+  h.run_until([&] { return h.rows() == 2 && h.dead_letters.delivered_count() == 1 && h.committed(0) == 3; });
+  EXPECT_EQ(h.committed(0), 3) << "the partition moves on";
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  const auto& letter = h.dead_letters.delivered[0];
+  EXPECT_EQ(letter.original.offset, 1);
+  EXPECT_TRUE(letter.headers_only);
+  EXPECT_EQ(letter.exception_class, "hbingest.decode.invalid_json");
+  EXPECT_EQ(h.dead_letters.attempts_of(1).size(), 2u) << "rejected whole, then delivered without its payload";
+  EXPECT_EQ(h.observer.rejected, 1);
+}
+
+TEST(Pipeline, LetterRejectedEvenWithoutItsPayloadIsRetriedWithBackoff) {
+  auto setup = test_setup();
+  setup.options.dead_letter_retry = {10ms, 40ms};
+  setup.options.shutdown_deadline = 100ms;  // the letter never goes: do not wait for it
+  Harness h(setup);
+  h.dead_letters.set_rejected({0});
+  h.source.push("events", 0, 0, "garbage");
+  h.source.push("events", 0, 1, login_event(kNowMs, "u1"));
+  const auto start = std::chrono::steady_clock::now();
+  h.run_until(
+      [&] { return h.rows() == 1 && h.observer.retrying == 1 && std::chrono::steady_clock::now() - start > 300ms; });
+  const auto attempts = h.dead_letters.attempts_of(0);
+  ASSERT_GE(attempts.size(), 2u);
+  EXPECT_LE(attempts.size(), 5u + static_cast<std::size_t>((attempts.back() - attempts.front()) / 40ms));
+  EXPECT_EQ(h.committed(0), 0) << "never dropped: the letter holds its offset";
+  EXPECT_EQ(h.observer.retrying, 1u);
 }
 
 TEST(Pipeline, SkipModeCommitsWithoutDeadLetters) {

@@ -50,7 +50,12 @@ TEST(KafkaProducer, TooLargeRecordThrowsNamingTopicAndDropsCallback) {
   const std::string payload(5000, 'x');
   bool called = false;
   try {
-    producer.produce({.topic = "big-topic", .key = std::nullopt, .payload = payload, .headers = {}, .partition = -1},
+    producer.produce({.topic = "big-topic",
+                      .key = std::nullopt,
+                      .payload = payload,
+                      .headers = {},
+                      .partition = -1,
+                      .owner = nullptr},
                      [&](const DeliveryReport&) { called = true; });
     ADD_FAILURE() << "queued a record larger than message.max.bytes";
   } catch (const KafkaError& e) {
@@ -67,8 +72,9 @@ TEST(KafkaProducer, UndeliverableRecordReportsFailureFromFlush) {
   options.properties = {{"message.timeout.ms", "300"}};
   KafkaProducer producer(options);
   std::vector<DeliveryReport> reports;
-  producer.produce({.topic = "t", .key = "k", .payload = "v", .headers = {{"h", "1"}}, .partition = -1},
-                   [&](const DeliveryReport& r) { reports.push_back(r); });
+  producer.produce(
+      {.topic = "t", .key = "k", .payload = "v", .headers = {{"h", "1"}}, .partition = -1, .owner = nullptr},
+      [&](const DeliveryReport& r) { reports.push_back(r); });
   EXPECT_EQ(producer.in_flight(), 1u);
   EXPECT_TRUE(producer.flush(30s));
   ASSERT_EQ(reports.size(), 1u);
@@ -81,8 +87,9 @@ TEST(KafkaProducer, CallbackExceptionIsRethrownFromFlush) {
   auto options = unreachable();
   options.properties = {{"message.timeout.ms", "300"}};
   KafkaProducer producer(options);
-  producer.produce({.topic = "t", .key = std::nullopt, .payload = "v", .headers = {}, .partition = -1},
-                   [](const DeliveryReport&) { throw std::runtime_error("callback failed"); });
+  producer.produce(
+      {.topic = "t", .key = std::nullopt, .payload = "v", .headers = {}, .partition = -1, .owner = nullptr},
+      [](const DeliveryReport&) { throw std::runtime_error("callback failed"); });
   EXPECT_THROW(producer.flush(30s), std::runtime_error);
 }
 
@@ -90,8 +97,9 @@ TEST(KafkaProducer, DestroyingWithQueuedRecordsDropsCallbacks) {
   bool called = false;
   {
     KafkaProducer producer(unreachable());
-    producer.produce({.topic = "t", .key = std::nullopt, .payload = "v", .headers = {}, .partition = -1},
-                     [&](const DeliveryReport&) { called = true; });
+    producer.produce(
+        {.topic = "t", .key = std::nullopt, .payload = "v", .headers = {}, .partition = -1, .owner = nullptr},
+        [&](const DeliveryReport&) { called = true; });
     EXPECT_FALSE(producer.flush(50ms));
   }
   EXPECT_FALSE(called);

@@ -10,10 +10,13 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hbingest::testing {
 
@@ -72,6 +75,57 @@ class MockKafkaCluster {
     return offset;
   }
 
+  struct Record {
+    std::optional<std::string> key;
+    std::string value;
+    std::map<std::string, std::string> headers;
+  };
+  // The first `count` records of topic/partition (fewer when `budget` runs out), read by a
+  // consumer that assigns the partition itself (no group).
+  std::vector<Record> read(const std::string& topic, std::int32_t partition, std::size_t count,
+                           std::chrono::milliseconds budget = std::chrono::seconds(30)) const {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    std::array<char, 512> error{};
+    for (const auto& [key, value] : {std::pair<const char*, std::string>{"bootstrap.servers", bootstrap_servers()},
+                                     {"group.id", "mock-cluster-reader"},
+                                     {"fetch.message.max.bytes", "20000000"}}) {
+      if (rd_kafka_conf_set(conf, key, value.c_str(), error.data(), error.size()) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+      }
+    }
+    std::unique_ptr<rd_kafka_t, Destroy> reader(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error.data(), error.size()));
+    if (!reader) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+    }
+    std::unique_ptr<rd_kafka_topic_partition_list_t, DestroyList> list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    check(rd_kafka_assign(reader.get(), list.get()), "assign " + topic);
+    std::vector<Record> records;
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (records.size() < count && std::chrono::steady_clock::now() < deadline) {
+      std::unique_ptr<rd_kafka_message_t, DestroyMessage> message(rd_kafka_consumer_poll(reader.get(), 100));
+      if (!message || message->err != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+      Record record;
+      if (message->key != nullptr) record.key.emplace(static_cast<const char*>(message->key), message->key_len);
+      if (message->payload != nullptr) record.value.assign(static_cast<const char*>(message->payload), message->len);
+      rd_kafka_headers_t* headers = nullptr;
+      if (rd_kafka_message_headers(message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name = nullptr;
+        const void* value = nullptr;
+        std::size_t size = 0;
+        for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
+          record.headers[name] = value == nullptr ? std::string() : std::string(static_cast<const char*>(value), size);
+        }
+      }
+      records.push_back(std::move(record));
+    }
+    rd_kafka_consumer_close(reader.get());
+    return records;
+  }
+
   // For rd_kafka_mock_* calls a test makes itself (injected request errors, ...).
   rd_kafka_mock_cluster_t* get() const noexcept { return cluster_; }
 
@@ -112,6 +166,9 @@ class MockKafkaCluster {
   };
   struct DestroyList {
     void operator()(rd_kafka_topic_partition_list_t* list) const { rd_kafka_topic_partition_list_destroy(list); }
+  };
+  struct DestroyMessage {
+    void operator()(rd_kafka_message_t* message) const { rd_kafka_message_destroy(message); }
   };
 
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {

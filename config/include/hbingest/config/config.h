@@ -96,6 +96,7 @@ struct DlqConfig {
   std::string topic = "hbingest-dlq";
   OnInvalid on_invalid = OnInvalid::dlq;
   UnknownType unknown_type = UnknownType::dlq;
+  std::size_t max_letter_bytes = 900 * 1024;      // below a broker's default message.max.bytes (1 MB)
   std::map<std::string, std::string> properties;  // extra librdkafka producer properties
 };
 

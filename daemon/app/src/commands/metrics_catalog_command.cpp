@@ -29,8 +29,10 @@ constexpr std::int64_t kSampleNowMs = 1'700'000'000'000;
 void record_pipeline_samples(ingest::PipelineMetrics& metrics) {
   metrics.on_consumed("events", "login", 512);
   metrics.on_invalid("invalid_json");
-  metrics.on_dead_letter(true);
-  metrics.on_dead_letter(false);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::delivered);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::failed);
+  metrics.on_dead_letter(connectors::DeadLetterOutcome::rejected);
+  metrics.on_dead_letters_retrying(0, std::chrono::milliseconds(0));
   metrics.on_expired();
   metrics.on_row_queued(0, kSampleNowMs);
   metrics.on_batch_written("hbase-thrift:9090", 100, 51200, std::chrono::milliseconds(12), kSampleNowMs - 250);

@@ -30,11 +30,16 @@ struct ProducerRecord {
   std::string_view payload;
   std::vector<std::pair<std::string, std::string>> headers;
   std::int32_t partition = -1;  // -1: the partitioner decides
+  // Null: produce() copies key and payload. Otherwise they point into memory `owner` keeps alive;
+  // librdkafka reads them in place and `owner` is held until the delivery callback has returned
+  // (or the message is dropped), so a retried or large record is never copied.
+  std::shared_ptr<const void> owner;
 };
 
 struct DeliveryReport {
   bool delivered = false;  // true only when the broker acknowledged (per `acks`)
   std::string error;       // empty when delivered
+  int error_code = 0;      // the rd_kafka_resp_err_t (an int, as in KafkaError::code()); 0 when delivered
   std::string topic;
   std::int32_t partition = -1;
   std::int64_t offset = -1;
@@ -56,7 +61,7 @@ class KafkaProducer {
   KafkaProducer(KafkaProducer&&) = delete;
   KafkaProducer& operator=(KafkaProducer&&) = delete;
 
-  // Copies the record into librdkafka's queue. When it cannot be queued (too large, unknown
+  // Queues the record (copying key and payload unless it has an owner). When it cannot be queued (too large, unknown
   // partition, queue still full after queue_full_timeout, fatal producer error) it throws
   // KafkaError naming the topic, and `on_delivery` is dropped without being called.
   void produce(const ProducerRecord& record, DeliveryCallback on_delivery);

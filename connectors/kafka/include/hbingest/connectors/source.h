@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,15 +70,26 @@ struct DeadLetter {
   std::string stage;            // decode, key, route, write
   std::string exception_class;  // e.g. "hbingest.InvalidJson"
   std::string exception_message;
+  // Set once the full letter was rejected: the sink then sends the headers alone, with the
+  // original's size and SHA-256 in place of its bytes (the original stays in the source topic).
+  bool headers_only = false;
+};
+
+// How one send of a dead letter ended.
+enum class DeadLetterOutcome {
+  delivered,  // acknowledged by the broker (acks=all)
+  failed,     // not stored this time, may be later: broker down, topic missing, no ACL, timed out
+  rejected,   // the record itself was refused (too large, invalid): the same record fails again
 };
 
 // Asynchronous dead-letter producer. Thread-compatible: used from the pipeline thread.
 class DeadLetterSink {
  public:
-  using Done = std::function<void(bool delivered, const std::string& error)>;
+  using Done = std::function<void(DeadLetterOutcome outcome, const std::string& error)>;
   virtual ~DeadLetterSink() = default;
-  // Queues the letter; `done` runs from poll() once the broker acknowledged (or finally refused) it.
-  virtual void send(const DeadLetter& letter, Done done) = 0;
+  // Queues the letter; `done` runs from poll() once the broker acknowledged (or refused) it. The
+  // sink shares the letter instead of copying it, and reads it no more once `done` runs.
+  virtual void send(std::shared_ptr<const DeadLetter> letter, Done done) = 0;
   // Serves delivery reports, running `done` callbacks.
   virtual void poll(std::chrono::milliseconds timeout) = 0;
   // Waits until every queued letter is acknowledged or the timeout passes. Returns true when drained.

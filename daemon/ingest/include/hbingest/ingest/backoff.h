@@ -13,11 +13,18 @@ class Backoff {
   Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds cap, std::uint64_t seed = std::random_device{}())
       : initial_(initial), cap_(cap), rng_(seed) {}
 
+  // min(cap, initial * 2^attempt), attempt counted from 0: the delay before retry attempt + 1
+  // without jitter (the dead-letter retries use it as it is, see Pipeline).
+  static std::chrono::milliseconds ceiling(std::chrono::milliseconds initial, std::chrono::milliseconds cap,
+                                           int attempt) {
+    const auto shift = std::clamp(attempt, 0, 20);
+    return std::chrono::milliseconds(std::min<std::int64_t>(cap.count(), initial.count() << shift));
+  }
+
   std::chrono::milliseconds next() {
-    const auto shift = std::min(attempt_, 20);
-    const auto ceiling = std::min<std::int64_t>(cap_.count(), initial_.count() << shift);
+    const auto limit = ceiling(initial_, cap_, attempt_);
     ++attempt_;
-    std::uniform_int_distribution<std::int64_t> jitter(0, std::max<std::int64_t>(ceiling, 1));
+    std::uniform_int_distribution<std::int64_t> jitter(0, std::max<std::int64_t>(limit.count(), 1));
     return std::chrono::milliseconds(jitter(rng_));
   }
   void reset() { attempt_ = 0; }

@@ -72,6 +72,8 @@ struct PipelineOptions {
   std::chrono::milliseconds family_ttl{600000};  // the table's TTL: events older are not written
   config::OnInvalid on_invalid = config::OnInvalid::dlq;
   config::UnknownType unknown_type = config::UnknownType::dlq;
+  // A dead letter that failed is sent again after initial_backoff, doubling up to max_backoff.
+  RetryPolicy dead_letter_retry{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)};
 };
 
 // Thrown by run() when an invalid event meets `on_invalid: fail`. Nothing at or after its offset
@@ -120,7 +122,17 @@ class Pipeline final : public connectors::RebalanceListener {
   // `skippable` is false for rows HBase refused: `skip` covers undecodable events and keys only.
   void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
               const std::string& detail, bool skippable = true);
-  void send_dead_letter(connectors::DeadLetter letter);
+  // A dead letter from its first send until it is delivered: the letter itself (shared with the
+  // sink while a send is in flight, never copied) and its retry state.
+  struct DeadLetterAttempt {
+    std::shared_ptr<connectors::DeadLetter> letter;
+    int failures = 0;
+    std::chrono::steady_clock::time_point failing_since{};  // the first failure
+  };
+  void send_dead_letter(DeadLetterAttempt attempt);
+  void on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLetterOutcome outcome, const std::string& error);
+  // Sends the failed letters whose backoff has passed and reports the retry gauges. Never waits.
+  void resend_due_dead_letters();
   void complete(const connectors::TopicPartition& tp, std::int64_t offset);
   void submit(std::vector<Batch> batches);
   void drain_completions();
@@ -147,7 +159,11 @@ class Pipeline final : public connectors::RebalanceListener {
   OffsetTracker tracker_;
   std::set<connectors::TopicPartition> assigned_;
   std::set<connectors::TopicPartition> paused_;
-  std::vector<connectors::DeadLetter> dead_letter_retries_;
+  // Failed dead letters by the time of their next send.
+  std::multimap<std::chrono::steady_clock::time_point, DeadLetterAttempt> dead_letter_retries_;
+  // The first failure of every letter that failed and is not delivered yet (waiting or sent again).
+  std::multiset<std::chrono::steady_clock::time_point> dead_letters_failing_since_;
+  bool dead_letter_retries_reported_ = false;  // the gauges were last told about a failing letter
   std::chrono::steady_clock::time_point next_commit_;
   ShutdownBudget shutdown_{options_.shutdown_deadline};
   support::RateLimitedLog rejections_log_{std::chrono::seconds(10)};

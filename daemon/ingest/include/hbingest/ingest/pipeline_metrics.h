@@ -48,7 +48,8 @@ class PipelineMetrics final : public PipelineObserver {
   // an event that could not be decoded).
   void on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) override;
   void on_invalid(std::string_view reason) override;
-  void on_dead_letter(bool delivered) override;
+  void on_dead_letter(connectors::DeadLetterOutcome outcome) override;
+  void on_dead_letters_retrying(std::size_t letters, std::chrono::milliseconds oldest) override;
   void on_expired() override;
   void on_row_queued(int salt_bucket, std::int64_t event_time_ms) override;
   void on_batch_written(const std::string& endpoint, std::size_t rows, std::size_t bytes,
@@ -86,6 +87,8 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Family<prometheus::Counter>& consumed_bytes_;
   prometheus::Family<prometheus::Counter>& invalid_;
   prometheus::Family<prometheus::Counter>& dead_letters_;
+  prometheus::Gauge& dead_letters_retrying_;
+  prometheus::Gauge& dead_letter_oldest_retry_;
   prometheus::Counter& expired_;
   prometheus::Family<prometheus::Counter>& rows_written_;
   prometheus::Counter& rows_written_total_;

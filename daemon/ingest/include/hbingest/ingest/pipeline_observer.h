@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "hbingest/connectors/source.h"
+
 namespace hbingest::ingest {
 
 class PipelineObserver {
@@ -17,7 +19,11 @@ class PipelineObserver {
   virtual ~PipelineObserver() = default;
   virtual void on_consumed(std::string_view /*topic*/, std::string_view /*event_type*/, std::size_t /*bytes*/) {}
   virtual void on_invalid(std::string_view /*reason*/) {}
-  virtual void on_dead_letter(bool /*delivered*/) {}
+  // One send of a dead letter ended (a letter that fails is sent again: one call per send).
+  virtual void on_dead_letter(connectors::DeadLetterOutcome /*outcome*/) {}
+  // Letters that failed at least once and are not delivered yet, and how long the oldest of them
+  // has been failing (0 when none). Called as the loop turns while there are any, and once at 0.
+  virtual void on_dead_letters_retrying(std::size_t /*letters*/, std::chrono::milliseconds /*oldest*/) {}
   virtual void on_expired() {}
   virtual void on_row_queued(int /*salt_bucket*/, std::int64_t /*event_time_ms*/) {}
   virtual void on_batch_written(const std::string& /*endpoint*/, std::size_t /*rows*/, std::size_t /*bytes*/,
