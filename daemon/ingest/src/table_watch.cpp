@@ -51,12 +51,16 @@ TableWatch::TableWatch(const std::vector<std::string>& tables, TableWatchOptions
 }
 
 TableWatch::~TableWatch() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TableWatch::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void TableWatch::start() {

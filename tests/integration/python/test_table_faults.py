@@ -164,7 +164,7 @@ def test_table_dropped_then_recreated_by_bootstrap_mid_stream(daemon_factory, na
     daemon.stop()
     # The dropped rows went with the old table (their offsets had been committed); every event
     # from the committed offsets on is a row of the new one.
-    expected = sum(ends[p] - frozen[p] for p in range(PARTITIONS))
+    expected = int(sum(ends[p] - frozen[p] for p in range(PARTITIONS)))
     rows = count_rows(table)
     assert rows == expected, f"{rows} rows in the re-created table, {expected} events after the committed offsets"
     assert daemon.log_text().count(f"HBase table default:{table} does not exist") == 1

@@ -25,7 +25,14 @@ using connectors::TableStatus;
 class FakeMaster final : public connectors::TableStatusSource {
  public:
   TableStatus table_status(const connectors::TableName& table, const std::string& family) override {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (delay_ > 0ms) {
+      ++checks_started_;
+      const auto delay = delay_;
+      lock.unlock();
+      std::this_thread::sleep_for(delay);
+      lock.lock();
+    }
     ++checks_[table.qualified()];
     families_asked_.push_back(family);
     if (unreachable_) throw connectors::HBaseError("connection refused", "gw:9090", "tableExists", true);
@@ -40,10 +47,19 @@ class FakeMaster final : public connectors::TableStatusSource {
     std::lock_guard lock(mutex_);
     unreachable_ = unreachable;
   }
+  // Every check takes this long first (a gateway that answers slowly or only at the read timeout).
+  void set_delay(std::chrono::milliseconds delay) {
+    std::lock_guard lock(mutex_);
+    delay_ = delay;
+  }
   int checks(const std::string& table) const {
     std::lock_guard lock(mutex_);
     const auto it = checks_.find(table);
     return it == checks_.end() ? 0 : it->second;
+  }
+  int checks_started() const {
+    std::lock_guard lock(mutex_);
+    return checks_started_;
   }
   std::vector<std::string> families_asked() const {
     std::lock_guard lock(mutex_);
@@ -56,6 +72,8 @@ class FakeMaster final : public connectors::TableStatusSource {
   std::map<std::string, int> checks_;
   std::vector<std::string> families_asked_;
   bool unreachable_ = false;
+  std::chrono::milliseconds delay_{0};
+  int checks_started_ = 0;  // delayed checks only
 };
 
 class RecordingObserver final : public PipelineObserver {
@@ -219,6 +237,23 @@ TEST(TableWatch, StopsAtOnceWhileWaitingForItsNextCheck) {
     ASSERT_TRUE(eventually([&] { return master.checks("default:a") == 1; }));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+}
+
+TEST(TableWatch, StopDoesNotWaitForACheckInProgress) {
+  // The daemon calls stop() when it starts shutting down: a check hanging on a silent gateway must
+  // end alongside the rest of the shutdown, not add its read timeout after it.
+  FakeMaster master;
+  RecordingObserver observer;
+  master.set_delay(500ms);
+  TableWatch watch({"default:a", "default:b"}, hourly(), master, observer);
+  watch.start();
+  ASSERT_TRUE(eventually([&] { return master.checks_started() == 1; }));
+  const auto asked = std::chrono::steady_clock::now();
+  watch.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 100ms);
+  // The round in progress ends with the call it is in: the second table is not asked.
+  std::this_thread::sleep_for(700ms);
+  EXPECT_EQ(master.checks_started(), 1);
 }
 
 TEST(Readiness, NotReadyWhileARouteTableIsUnavailableAndTheReasonNamesIt) {

@@ -200,6 +200,8 @@ int run_command(const Args& args) {
     }
     notifier.stopping();
   }
+  // The drain is over: a table check hanging on a silent gateway ends while the rest shuts down.
+  table_watch.stop();
   // The pipeline has waited for every letter it sent; this flush only bounds what librdkafka still
   // holds, within what is left of the shutdown budget.
   const auto flush_time = pipeline.shutdown_budget().left_for(ingest::ShutdownStep::leave, kDeadLetterFlushTimeout);

@@ -46,13 +46,17 @@ class TableWatch final : public TableGate {
   // observer must outlive the watch; the source is used by one thread at a time.
   TableWatch(const std::vector<std::string>& tables, TableWatchOptions options, connectors::TableStatusSource& source,
              PipelineObserver& observer);
-  // Stops and joins the thread.
+  // Stops and joins the thread: waits for a check in progress (up to hbase.read_timeout per call
+  // when the gateway does not answer) unless stop() was called early enough.
   ~TableWatch() override;
   TableWatch(const TableWatch&) = delete;
   TableWatch& operator=(const TableWatch&) = delete;
 
   // Starts the checking thread (once). Its first check runs at once.
   void start();
+  // Asks the thread to stop without waiting for it: called as the daemon starts shutting down, so a
+  // check still in progress ends while the rest of the shutdown runs, not after it. Verdicts stay.
+  void stop();
   // One round over every table.
   void check();
 
