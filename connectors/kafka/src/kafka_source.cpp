@@ -370,14 +370,23 @@ class KafkaSource::Impl {
       return;
     }
     if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-      if (rd_kafka_assignment_lost(rk)) {
-        spdlog::warn("kafka consumer: assignment lost (session timed out); commits for {} will be refused",
-                     describe(tps));
+      // Lost (this member missed its session or max.poll.interval.ms): the group may have given the
+      // partitions to another member already, whose position a commit from here would rewind.
+      const bool lost = rd_kafka_assignment_lost(rk) != 0;
+      if (lost) {
+        spdlog::warn(
+            "kafka consumer: assignment lost (session timed out or max.poll.interval.ms exceeded); {} "
+            "dropped without committing",
+            describe(tps));
       }
-      // The listener runs while the partitions are still ours, so it can still commit them. While
-      // closing it already ran from close().
+      // A revoke reaches the listener while the partitions are still ours, so it can still commit
+      // them. While closing it already ran from close().
       if (impl.listener_ != nullptr && impl.state_ == State::kOpen) {
-        impl.guard_.guarded("on_revoked", [&] { impl.listener_->on_revoked(tps); });
+        if (lost) {
+          impl.guard_.guarded("on_lost", [&] { impl.listener_->on_lost(tps); });
+        } else {
+          impl.guard_.guarded("on_revoked", [&] { impl.listener_->on_revoked(tps); });
+        }
       }
       if (!tps.empty() && impl.state_ == State::kOpen) spdlog::info("kafka consumer: revoked {}", describe(tps));
       impl.guard_.guarded("unassign", [&] {

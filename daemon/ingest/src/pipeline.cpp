@@ -85,6 +85,14 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
       wait = std::clamp(until, std::chrono::milliseconds(0), kMaxPollWait);
     }
     auto messages = source_.poll(options_.poll_batch, wait);
+    // librdkafka serves a rebalance wherever it falls while poll() collects a batch, so the batch
+    // may hold messages of partitions revoked (or lost) since. They belong to the next owner, who
+    // re-reads them from the committed offset; handled here they would be tracked (and committed
+    // at the stop) for a partition this member no longer owns.
+    const auto not_owned = std::erase_if(messages, [this](const connectors::SourceMessage& m) {
+      return !assigned_.contains(TopicPartition{m.topic, m.partition});
+    });
+    if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
     for (auto& message : messages) handle(std::move(message));
     submit(batcher_.expired(Clock::now()));
 
@@ -347,10 +355,13 @@ void Pipeline::drain_completions() {
 }
 
 void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only) {
+  // Owned partitions only: the coordinator takes a commit from any member of the group, so one for
+  // a partition that moved on would rewind its new owner.
   std::vector<connectors::PartitionOffset> offsets;
   if (synchronous) {
     // Final commits include every committable position, also ones whose async commit may have failed.
     for (const auto& tp : tracker_.partitions()) {
+      if (!assigned_.contains(tp)) continue;
       if (only && std::find(only->begin(), only->end(), tp) == only->end()) continue;
       if (const auto position = tracker_.committable(tp)) offsets.push_back({tp, *position});
     }
@@ -443,6 +454,18 @@ void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {
       },
       deadline);
   commit(true, &partitions);
+  release(partitions);
+}
+
+void Pipeline::on_lost(const std::vector<TopicPartition>& partitions) {
+  // The group may have handed them to another member already: a commit would be refused or rewind
+  // the new owner, and waiting for their writes would only delay rejoining. Their events still in
+  // flight are written (the same cells the new owner writes) and never committed from here.
+  spdlog::warn("partitions lost: {}; dropping their events without committing", partitions.size());
+  release(partitions);
+}
+
+void Pipeline::release(const std::vector<TopicPartition>& partitions) {
   std::vector<std::pair<std::string, std::int32_t>> gone;
   for (const auto& tp : partitions) gone.emplace_back(tp.topic, tp.partition);
   observer_.on_partitions_revoked(gone);
@@ -456,6 +479,9 @@ void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {
 
 void Pipeline::on_assigned(const std::vector<TopicPartition>& partitions) {
   spdlog::info("partitions assigned: {}", partitions.size());
+  // A fresh start per assignment: consumption resumes at the committed offset, which may lie below
+  // the offsets this member tracked when it owned the partition before.
+  for (const auto& tp : partitions) tracker_.forget(tp);
   assigned_.insert(partitions.begin(), partitions.end());
   stats_.assigned_partitions = assigned_.size();
   stats_.assignment_received = true;

@@ -98,6 +98,9 @@ class RecordingListener : public RebalanceListener {
     }
     if (on_revoke) on_revoke(partitions);
   }
+  void on_lost(const std::vector<TopicPartition>& partitions) override {
+    for (const auto& tp : partitions) owned.erase(tp);
+  }
   void on_assigned(const std::vector<TopicPartition>& partitions) override {
     ++assigns;
     for (const auto& tp : partitions) owned.insert(tp);

@@ -1,6 +1,7 @@
 #pragma once
 // In-memory stand-ins for the pipeline's seams (Source, RowSink, DeadLetterSink).
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -50,23 +51,37 @@ class FakeSource final : public connectors::Source {
       std::vector<connectors::TopicPartition> tps = assignment();
       if (listener_) listener_->on_assigned(tps);
     }
-    std::lock_guard lock(mutex_);
-    std::vector<connectors::SourceMessage> out;
-    for (auto it = queue_.begin(); it != queue_.end() && out.size() < max_messages;) {
-      if (paused_.contains({it->topic, it->partition})) {
-        ++it;
-        continue;
+    rebalance(take(lose_next_), &connectors::RebalanceListener::on_lost);
+    rebalance(take(revoke_next_), &connectors::RebalanceListener::on_revoked);
+    if (const auto tps = take(assign_next_); !tps.empty()) {
+      {
+        std::lock_guard lock(mutex_);
+        partitions_.insert(tps.begin(), tps.end());
       }
-      out.push_back(*it);
-      it = queue_.erase(it);
+      if (listener_) listener_->on_assigned(tps);
     }
+    std::vector<connectors::SourceMessage> out;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = queue_.begin(); it != queue_.end() && out.size() < max_messages;) {
+        const connectors::TopicPartition tp{it->topic, it->partition};
+        if (paused_.contains(tp) || !partitions_.contains(tp)) {
+          ++it;
+          continue;
+        }
+        out.push_back(*it);
+        it = queue_.erase(it);
+      }
+    }
+    // After the batch was taken, like a rebalance that librdkafka serves while a batch is polled.
+    rebalance(take(revoke_after_batch_), &connectors::RebalanceListener::on_revoked);
     return out;
   }
   void commit_async(const std::vector<connectors::PartitionOffset>& offsets) override {
     ensure_not_closed("commit");
     std::lock_guard lock(mutex_);
     if (coordinator_unreachable_) return;  // KafkaSource reports it later, through metrics
-    for (const auto& po : offsets) committed_[po.tp] = po.offset;
+    record(offsets);
   }
   void commit_sync(const std::vector<connectors::PartitionOffset>& offsets,
                    std::chrono::milliseconds timeout) override {
@@ -75,7 +90,7 @@ class FakeSource final : public connectors::Source {
       std::lock_guard lock(mutex_);
       waits_granted_ += timeout;
       if (!coordinator_unreachable_) {
-        for (const auto& po : offsets) committed_[po.tp] = po.offset;
+        record(offsets);
         return;
       }
     }
@@ -132,9 +147,38 @@ class FakeSource final : public connectors::Source {
     return waits_granted_;
   }
 
+  // Before the first poll: part of the initial assignment. Later the assignment changes only
+  // through the rebalances below.
   void add_partition(const std::string& topic, int partition) {
     std::lock_guard lock(mutex_);
-    partitions_.insert({topic, partition});
+    if (!assigned_once_) partitions_.insert({topic, partition});
+  }
+  // Rebalances served by the next poll: revoke (on_revoked, then the partitions are gone and their
+  // queued messages with them: the next owner reads them), lose (the same through on_lost) and
+  // assign (on_assigned; messages pushed for the partitions are delivered from then on).
+  void revoke_at_next_poll(std::vector<connectors::TopicPartition> tps) { schedule(revoke_next_, std::move(tps)); }
+  void lose_at_next_poll(std::vector<connectors::TopicPartition> tps) { schedule(lose_next_, std::move(tps)); }
+  void assign_at_next_poll(std::vector<connectors::TopicPartition> tps) { schedule(assign_next_, std::move(tps)); }
+  // A revoke served after the next poll took its batch: the batch still holds messages of the
+  // revoked partitions (KafkaSource drops them; the pipeline must not rely on every source doing so).
+  void revoke_after_next_batch(std::vector<connectors::TopicPartition> tps) {
+    schedule(revoke_after_batch_, std::move(tps));
+  }
+  // Rebalances served so far (revokes and losses).
+  int revocations() const { return revocations_; }
+  // Another group member commits (e.g. the partition's next owner).
+  void commit_as_other_member(const connectors::TopicPartition& tp, std::int64_t offset) {
+    std::lock_guard lock(mutex_);
+    committed_[tp] = offset;
+  }
+  // Every offset this source committed for `tp`, in order.
+  std::vector<std::int64_t> commits_of(const connectors::TopicPartition& tp) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::int64_t> out;
+    for (const auto& po : commit_log_) {
+      if (po.tp == tp) out.push_back(po.offset);
+    }
+    return out;
   }
   void push(const std::string& topic, int partition, std::int64_t offset, std::string payload, std::int64_t ts = -1) {
     add_partition(topic, partition);
@@ -173,8 +217,47 @@ class FakeSource final : public connectors::Source {
     if (state_ == State::closed) throw std::logic_error(std::string("fake source: ") + operation + "() after close()");
   }
 
+  // Under the lock.
+  void record(const std::vector<connectors::PartitionOffset>& offsets) {
+    for (const auto& po : offsets) {
+      committed_[po.tp] = po.offset;
+      commit_log_.push_back(po);
+    }
+  }
+  using Callback = void (connectors::RebalanceListener::*)(const std::vector<connectors::TopicPartition>&);
+  void schedule(std::vector<connectors::TopicPartition>& slot, std::vector<connectors::TopicPartition> tps) {
+    std::lock_guard lock(mutex_);
+    slot.insert(slot.end(), tps.begin(), tps.end());
+  }
+  std::vector<connectors::TopicPartition> take(std::vector<connectors::TopicPartition>& slot) {
+    std::lock_guard lock(mutex_);
+    return std::exchange(slot, {});
+  }
+  // Outside the lock: the listener calls back into commit_sync(), pause() and assignment().
+  void rebalance(const std::vector<connectors::TopicPartition>& tps, Callback callback) {
+    if (tps.empty()) return;
+    if (listener_) (listener_->*callback)(tps);
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& tp : tps) {
+        partitions_.erase(tp);
+        paused_.erase(tp);
+      }
+      std::erase_if(queue_, [&](const connectors::SourceMessage& m) {
+        return std::find(tps.begin(), tps.end(), connectors::TopicPartition{m.topic, m.partition}) != tps.end();
+      });
+    }
+    ++revocations_;
+  }
+
   mutable std::mutex mutex_;
   std::map<connectors::TopicPartition, std::int64_t> committed_;
+  std::vector<connectors::PartitionOffset> commit_log_;
+  std::vector<connectors::TopicPartition> revoke_next_;
+  std::vector<connectors::TopicPartition> lose_next_;
+  std::vector<connectors::TopicPartition> assign_next_;
+  std::vector<connectors::TopicPartition> revoke_after_batch_;
+  std::atomic<int> revocations_{0};
   int pause_calls_ = 0;
   bool coordinator_unreachable_ = false;
   std::chrono::milliseconds waits_granted_{0};
@@ -183,7 +266,7 @@ class FakeSource final : public connectors::Source {
   std::set<connectors::TopicPartition> partitions_;
   std::set<connectors::TopicPartition> paused_;
   std::deque<connectors::SourceMessage> queue_;
-  bool assigned_once_ = false;
+  std::atomic<bool> assigned_once_{false};
 };
 
 // A shared in-memory "table" that several FakeSinks write into.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -641,6 +642,157 @@ TEST(Pipeline, ShutdownWithHBaseAndTheGroupCoordinatorDownStaysWithinOneBudget) 
   EXPECT_LT(took, 2s + 1500ms);
   EXPECT_EQ(h.rows(), 0u);
   EXPECT_LE(h.committed(0), 0);
+}
+
+// ---- Rebalances -------------------------------------------------------------------------------
+// A partition's offsets are its owner's to commit: Kafka accepts a commit from any member of the
+// group, so a commit for a partition that moved on rewinds its new owner (who then re-reads).
+
+const connectors::TopicPartition kP0{"events", 0};
+const connectors::TopicPartition kP1{"events", 1};
+
+void push_logins(FakeSource& source, int partition, int from, int to) {
+  for (int o = from; o < to; ++o) {
+    source.push("events", partition, o, login_event(kNowMs, "p" + std::to_string(partition) + "u" + std::to_string(o)));
+  }
+}
+
+bool non_decreasing(const std::vector<std::int64_t>& commits) { return std::is_sorted(commits.begin(), commits.end()); }
+
+TEST(PipelineRebalance, MessagesOfAPartitionRevokedDuringThePollAreNeitherWrittenNorCommitted) {
+  // librdkafka can serve a revoke while poll() collects its batch; what the batch holds of the
+  // revoked partition belongs to its next owner.
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 5);
+  push_logins(h.source, 1, 0, 5);
+  h.source.revoke_after_next_batch({kP1});
+  h.run_until([&] { return h.source.revocations() == 1 && h.committed(0) == 5; });
+  EXPECT_EQ(h.rows(), 5u) << "only events/0 is written";
+  EXPECT_EQ(h.committed(0), 5);
+  EXPECT_TRUE(h.source.commits_of(kP1).empty()) << "nothing of events/1 was consumed while it was owned";
+}
+
+TEST(PipelineRebalance, FinalCommitLeavesARevokedPartitionToItsNewOwner) {
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 5);
+  push_logins(h.source, 1, 0, 5);
+  h.source.revoke_after_next_batch({kP1});
+  bool taken_over = false;
+  h.run_until([&] {
+    if (!taken_over && h.source.revocations() == 1) {
+      h.source.commit_as_other_member(kP1, 50);  // the new owner moves on
+      taken_over = true;
+    }
+    return taken_over && h.committed(0) == 5;
+  });
+  // The stop drained and committed synchronously: only what this member owns.
+  EXPECT_EQ(h.committed(1), 50) << "the new owner's position was rewound";
+  EXPECT_TRUE(h.source.commits_of(kP1).empty());
+}
+
+TEST(PipelineRebalance, CommitOnTheWayOutAfterAFailureLeavesARevokedPartitionToItsNewOwner) {
+  auto setup = test_setup();
+  setup.options.on_invalid = config::OnInvalid::fail;
+  Harness h(setup);
+  push_logins(h.source, 0, 0, 5);
+  push_logins(h.source, 1, 0, 5);
+  h.source.revoke_after_next_batch({kP1});
+  bool taken_over = false;
+  EXPECT_THROW(h.run_until([&] {
+    if (!taken_over && h.source.revocations() == 1 && h.committed(0) == 5) {
+      h.source.commit_as_other_member(kP1, 50);
+      h.source.push("events", 0, 5, "garbage");  // stops the pipeline: leave_after_failure commits
+      taken_over = true;
+    }
+    return false;
+  }),
+               InvalidEventStop);
+  EXPECT_EQ(h.committed(0), 5);
+  EXPECT_EQ(h.committed(1), 50) << "the new owner's position was rewound";
+  EXPECT_TRUE(h.source.commits_of(kP1).empty());
+}
+
+TEST(PipelineRebalance, PartitionReassignedBelowWhatWasSeenResumesFromTheCommittedOffset) {
+  // Revoked before its batch was handled (nothing committed), then given back: the consumer
+  // starts again at the committed offset, below every offset of the batch seen before.
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 10);
+  h.source.revoke_after_next_batch({kP0});
+  bool reassigned = false;
+  h.run_until([&] {
+    if (!reassigned && h.source.revocations() == 1) {
+      push_logins(h.source, 0, 0, 10);
+      h.source.assign_at_next_poll({kP0});
+      reassigned = true;
+    }
+    return reassigned && h.committed(0) == 10;
+  });
+  EXPECT_EQ(h.rows(), 10u);
+  EXPECT_EQ(h.committed(0), 10);
+  EXPECT_TRUE(non_decreasing(h.source.commits_of(kP0)));
+}
+
+TEST(PipelineRebalance, BatchesOfARevokedPartitionCompletingLaterChangeNothingForIt) {
+  auto setup = test_setup();
+  setup.options.shutdown_deadline = 100ms;  // the revoke gives up waiting for the stuck writes
+  Harness h(setup);
+  h.table.down = true;
+  push_logins(h.source, 0, 0, 5);
+  push_logins(h.source, 1, 0, 5);
+  int phase = 0;
+  h.run_until([&] {
+    const Pipeline* pipeline = h.running;
+    if (phase == 0 && pipeline != nullptr && pipeline->stats().consumed == 10) {
+      h.source.revoke_at_next_poll({kP1});  // events/1@0..4 are in flight
+      phase = 1;
+    } else if (phase == 1 && h.source.revocations() == 1) {
+      // Its next owner stores and commits them, and gives the partition back at once; only then
+      // does the old batch complete here.
+      h.source.commit_as_other_member(kP1, 5);
+      push_logins(h.source, 1, 5, 10);
+      h.source.assign_at_next_poll({kP1});
+      phase = 2;
+    } else if (phase == 2 && pipeline != nullptr && pipeline->stats().assigned_partitions == 2) {
+      std::lock_guard lock(h.table.mutex);
+      h.table.down = false;
+      phase = 3;
+    }
+    return phase == 3 && h.committed(0) == 5 && h.committed(1) == 10;
+  });
+  EXPECT_EQ(h.committed(1), 10);
+  EXPECT_EQ(h.rows(), 15u);
+  const auto commits = h.source.commits_of(kP1);
+  EXPECT_TRUE(non_decreasing(commits));
+  for (std::size_t i = 1; i < commits.size(); ++i) EXPECT_GE(commits[i], 5) << "below the new owner's position";
+}
+
+TEST(PipelineRebalance, LostPartitionsAreDroppedWithoutWaitingOrCommitting) {
+  // A lost assignment (session timed out, max.poll.interval exceeded) already belongs to another
+  // member: waiting for its events only stalls this one, and a commit would rewind the new owner.
+  auto setup = test_setup();
+  setup.options.commit_interval = 1h;  // only the revoke, the loss and the stop could commit
+  setup.options.shutdown_deadline = 30s;
+  Harness h(setup);
+  h.dead_letters.hold = true;  // events/1@3 stays pending for ever
+  push_logins(h.source, 0, 0, 5);
+  push_logins(h.source, 1, 0, 3);
+  h.source.push("events", 1, 3, "garbage");
+  bool lost = false;
+  bool pushed = false;
+  h.run_until([&] {
+    if (!lost && h.rows() == 8) {
+      h.source.lose_at_next_poll({kP1});
+      lost = true;
+    }
+    if (lost && !pushed && h.source.revocations() == 1) {
+      push_logins(h.source, 0, 5, 6);
+      pushed = true;
+    }
+    return pushed && h.rows() == 9;  // the loop went on at once
+  });
+  EXPECT_EQ(h.rows(), 9u);
+  EXPECT_EQ(h.committed(0), 6);
+  EXPECT_TRUE(h.source.commits_of(kP1).empty()) << "a lost partition is never committed";
 }
 
 }  // namespace

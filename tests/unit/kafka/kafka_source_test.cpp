@@ -134,8 +134,10 @@ TEST(KafkaSource, PausingAnUnassignedPartitionFailsNamingIt) {
 // Counts callbacks; ASan reports any that reach it after it is destroyed.
 struct CountingListener : RebalanceListener {
   void on_revoked(const std::vector<TopicPartition>&) override { ++revokes; }
+  void on_lost(const std::vector<TopicPartition>& partitions) override { lost += partitions.size(); }
   void on_assigned(const std::vector<TopicPartition>& partitions) override { assigned += partitions.size(); }
   int revokes = 0;
+  std::size_t lost = 0;
   std::size_t assigned = 0;
 };
 
@@ -194,6 +196,32 @@ TEST(KafkaSourceOnMockCluster, UnregisteredListenerIsNotCalledOnRebalanceOrClose
   EXPECT_EQ(first.assignment().size(), 1u);
   first.close(5s);  // would revoke through the listener if one were registered
   EXPECT_THROW(first.poll(1, 0ms), std::logic_error);
+}
+
+TEST(KafkaSourceOnMockCluster, LostAssignmentReachesTheListenerAsLostNotRevoked) {
+  // A consumer that does not poll within max.poll.interval.ms leaves the group: by the time it
+  // polls again its partitions may be another member's, and a commit from on_revoked would rewind
+  // that member's position.
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 2);
+  auto options = on_mock(cluster, "hbingest-unit-lost");
+  // librdkafka wants at least session.timeout.ms (6 s: the mock group's first join alone takes 3 s
+  // without heartbeats, which a shorter session does not survive).
+  options.properties["max.poll.interval.ms"] = "6000";
+  KafkaSource source(options);
+  CountingListener listener;
+  source.set_rebalance_listener(&listener);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener.assigned == 0 && std::chrono::steady_clock::now() < deadline) (void)source.poll(10, 100ms);
+  ASSERT_EQ(listener.assigned, 2u) << "no assignment from the mock cluster";
+  std::this_thread::sleep_for(7s);  // no poll: max.poll.interval.ms passes
+  while (listener.lost == 0 && listener.revokes == 0 && std::chrono::steady_clock::now() < deadline) {
+    (void)source.poll(10, 100ms);
+  }
+  EXPECT_EQ(listener.lost, 2u);
+  EXPECT_EQ(listener.revokes, 0);
+  source.set_rebalance_listener(nullptr);
+  source.close(5s);
 }
 
 TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {

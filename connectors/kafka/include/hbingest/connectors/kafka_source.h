@@ -37,10 +37,13 @@ struct KafkaSourceOptions {
 };
 
 // Contract: see Source. Rebalances (eager or cooperative) call the RebalanceListener from inside
-// poll(): on_revoked before the partitions are given up (commit(sync) works there), on_assigned
+// poll(): on_revoked before the partitions are given up (commit(sync) works there), on_lost
+// instead when librdkafka reports the assignment lost (rd_kafka_assignment_lost), on_assigned
 // after they are assigned (consumption resumes from the committed offsets; pause state is not
-// kept across a rebalance). close() calls on_revoked once with the whole assignment while still a
-// group member, then leaves the group; commits are allowed until close() returns, poll() is not.
+// kept across a rebalance). The messages poll() returns may include some of partitions revoked or
+// lost during that call, collected before the rebalance was served. close() calls on_revoked once
+// with the whole assignment while still a group member, then leaves the group; commits are allowed
+// until close() returns, poll() is not.
 // A synchronous commit waits on a private queue, so its timeout holds even without a coordinator
 // (librdkafka's own synchronous commit would wait forever).
 // Messages fetched but not yet polled when close() starts are dropped, never committed. Without a

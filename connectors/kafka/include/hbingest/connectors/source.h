@@ -31,12 +31,19 @@ struct SourceMessage {
   std::string payload;
 };
 
-// Called from inside Source::poll() on the polling thread.
+// Called from inside Source::poll() on the polling thread. A poll() that serves a revoke or a loss
+// may still return messages of those partitions that it collected before: they belong to the
+// partitions' next owner, and the listener's owner must ignore them.
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
   // Before the partitions are given up: flush and commit what belongs to them.
   virtual void on_revoked(const std::vector<TopicPartition>& partitions) = 0;
+  // The partitions were already taken away (session timeout, max.poll.interval.ms exceeded): they
+  // may belong to another member by now, so nothing may be committed for them. Drop them.
+  virtual void on_lost(const std::vector<TopicPartition>& partitions) = 0;
+  // Consumption resumes at the committed offsets, which may lie below offsets seen in an earlier
+  // assignment of the same partitions.
   virtual void on_assigned(const std::vector<TopicPartition>& partitions) = 0;
 };
 

@@ -110,9 +110,12 @@ class Pipeline final : public connectors::RebalanceListener {
   const ShutdownBudget& shutdown_budget() const { return shutdown_; }
 
   void on_revoked(const std::vector<connectors::TopicPartition>& partitions) override;
+  void on_lost(const std::vector<connectors::TopicPartition>& partitions) override;
   void on_assigned(const std::vector<connectors::TopicPartition>& partitions) override;
 
  private:
+  // Forgets partitions this member no longer owns (revoked or lost).
+  void release(const std::vector<connectors::TopicPartition>& partitions);
   void consume(const std::atomic<bool>& stop);
   void drain();
   // The way out of run() after an exception. Never throws: the caller rethrows the original.
@@ -136,6 +139,7 @@ class Pipeline final : public connectors::RebalanceListener {
   void complete(const connectors::TopicPartition& tp, std::int64_t offset);
   void submit(std::vector<Batch> batches);
   void drain_completions();
+  // Commits the committable positions of the owned partitions (of `only` among them, if given).
   void commit(bool synchronous, const std::vector<connectors::TopicPartition>* only = nullptr);
   void update_flow_control();
   // Serves completions and dead-letter acks until `done()` or the deadline. Returns done().
