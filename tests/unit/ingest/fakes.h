@@ -160,7 +160,7 @@ class FakeSource final : public connectors::Source {
   void lose_at_next_poll(std::vector<connectors::TopicPartition> tps) { schedule(lose_next_, std::move(tps)); }
   void assign_at_next_poll(std::vector<connectors::TopicPartition> tps) { schedule(assign_next_, std::move(tps)); }
   // A revoke served after the next poll took its batch: the batch still holds messages of the
-  // revoked partitions (KafkaSource drops them; the pipeline must not rely on every source doing so).
+  // revoked partitions, as KafkaSource's can (librdkafka serves a rebalance mid-batch).
   void revoke_after_next_batch(std::vector<connectors::TopicPartition> tps) {
     schedule(revoke_after_batch_, std::move(tps));
   }
