@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # README command (b): install everything, build, and run every test — unit tests (also under
-# ASan+UBSan), then integration and robustness tests against a real Kafka broker and a real HBase
-# with its Thrift2/Thrift1 servers, which this script starts and stops on 127.0.0.1.
+# ASan+UBSan, and under TSan), the fuzz targets, then integration, robustness and fault tests
+# against a real Kafka broker and a real HBase with its Thrift2/Thrift1 servers, which this script
+# starts and stops on 127.0.0.1, with Toxiproxy between them and the daemon.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
 
 scripts/install-deps.sh
 BUILD_DIR=build scripts/build.sh
-echo "== house style: clang-format, clang-tidy ($(($(date +%s) - started)) s)"
-scripts/check-style.sh build
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
 # With clang the same build also holds the libFuzzer targets, so CI compiles the tree once for both.
 sanitizer_build=(-DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF)
@@ -37,19 +36,20 @@ trap cleanup EXIT
 stack/hbstack up
 eval "$(stack/hbstack env)"
 
-# ThreadSanitizer (build and unit tests) in the background: the stack tier mostly waits on JVMs
-# and injected faults, so the CPU is there; its result is checked after the stack tier.
-echo "== ThreadSanitizer unit tests, in the background: build-tsan.log ($(($(date +%s) - started)) s)"
-nice -n 10 scripts/tsan.sh >build-tsan.log 2>&1 &
+# House style (clang-format, clang-tidy) and ThreadSanitizer (build and unit tests) in the
+# background: the stack tier mostly waits on JVMs and injected faults, so the CPU is there; their
+# result is checked after the stack tier.
+echo "== house style and ThreadSanitizer, in the background: build-tsan.log ($(($(date +%s) - started)) s)"
+(nice -n 10 scripts/check-style.sh build && nice -n 10 scripts/tsan.sh) >build-tsan.log 2>&1 &
 tsan_pid=$!
 
 echo "== integration, robustness and fault tests against the real stack ($(($(date +%s) - started)) s)"
 # Two at a time: tests that stop, kill or throttle stack processes are RUN_SERIAL (tests/integration).
 ctest --test-dir build -LE unit --output-on-failure -j2 --timeout 900
-echo "== ThreadSanitizer result ($(($(date +%s) - started)) s)"
+echo "== house style and ThreadSanitizer result ($(($(date +%s) - started)) s)"
 if ! wait "$tsan_pid"; then
   tail -n 80 build-tsan.log
-  echo "test.sh: ThreadSanitizer run failed (build-tsan.log)" >&2
+  echo "test.sh: house style or ThreadSanitizer failed (build-tsan.log)" >&2
   exit 1
 fi
 tail -n 3 build-tsan.log

@@ -1,12 +1,13 @@
 // libFuzzer target: encode → decode round trip of every preset (KeySpec::preset_names()).
 // Fuzz-derived field values and Kafka metadata are encoded under a preset; when the spec accepts the
 // event (encode returns no KeyError), the key must decode to what was encoded:
-//   field/reverse → the value's text; hash → hex of the md5 of that text; time → the instant
-//   read_time_ms gives (number, or the pattern's text for a partial date); partition/offset → the
+//   field/reverse → the value's text; hash → hex of the md5 of that text (xxh64 of the topic for events_by_topic); time
+//   → the instant read_time_ms gives (number, or the pattern's text for a partial date); partition/offset → the
 //   metadata; bucket → time mod buckets; salt → a bucket below salt_buckets() that lead_bucket() reads
 //   back (within the event's month for a month salt). Parts tile the key; encoding is deterministic.
 #include <fuzzer/FuzzedDataProvider.h>
 #include <openssl/evp.h>
+#include <xxhash.h>
 
 #include <chrono>
 #include <cstddef>
@@ -71,6 +72,14 @@ std::string md5_hex(const std::string& text) {
   unsigned int n = 0;
   EVP_Digest(text.data(), text.size(), digest, &n, EVP_md5(), nullptr);
   return hbingest::keyspec::to_hex(std::string_view(reinterpret_cast<const char*>(digest), n));
+}
+
+// XXH64 (seed 0) as 8 big-endian bytes in hex, computed here with libxxhash directly.
+std::string xxh64_hex(std::string_view text) {
+  std::uint64_t v = XXH64(text.data(), text.size(), 0);
+  std::string bytes(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) bytes[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+  return hbingest::keyspec::to_hex(bytes);
 }
 
 struct Civil {
@@ -157,6 +166,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto value = values.find(field);
     if (part.type == "field" || part.type == "reverse") {
       check(value != values.end() && part.text == text_of(value->second), "field text");
+    } else if (part.type == "hash" && info.source == "xxh64(kafka:topic)") {
+      check(part.text == xxh64_hex(meta.topic).substr(0, 2 * *info.width), "hash of the topic");
     } else if (part.type == "hash") {
       check(value != values.end() && part.text == md5_hex(*text_of(value->second)), "hash of the field text");
     } else if (part.type == "time") {
