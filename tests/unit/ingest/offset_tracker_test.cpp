@@ -111,43 +111,34 @@ TEST(OffsetTracker, RandomCompletionOrderNeverCommitsPastAPendingOffset) {
   }
 }
 
-}  // namespace
-}  // namespace hbingest::ingest
-
-namespace hbingest::ingest {
-namespace {
-
-const connectors::TopicPartition kBytesP0{"events", 0};
-const connectors::TopicPartition kBytesP1{"events", 1};
-
 TEST(OffsetTrackerBytes, PendingBytesFollowTrackRestateCompleteAndForget) {
   OffsetTracker tracker;
-  tracker.track(kBytesP0, 0, 100);
-  tracker.set_bytes_of_last(kBytesP0, 700);  // grew into a row
-  tracker.track(kBytesP0, 1, 50);
-  tracker.track(kBytesP1, 9, 30);
+  tracker.track(kP0, 0, 100);
+  tracker.set_bytes_of_last(kP0, 700);  // grew into a row
+  tracker.track(kP0, 1, 50);
+  tracker.track(kP1, 9, 30);
   EXPECT_EQ(tracker.pending_bytes(), 780u);
-  tracker.complete(kBytesP0, 0);
+  tracker.complete(kP0, 0);
   EXPECT_EQ(tracker.pending_bytes(), 80u);
-  tracker.complete(kBytesP0, 0);  // twice: no double subtraction
+  tracker.complete(kP0, 0);  // twice: no double subtraction
   EXPECT_EQ(tracker.pending_bytes(), 80u);
-  tracker.forget(kBytesP1);
+  tracker.forget(kP1);
   EXPECT_EQ(tracker.pending_bytes(), 50u);
-  tracker.complete(kBytesP0, 1);
+  tracker.complete(kP0, 1);
   EXPECT_EQ(tracker.pending_bytes(), 0u);
 }
 
 TEST(OffsetTrackerBytes, TheWindowKeepsCompletedOffsetsBehindAStuckOne) {
   OffsetTracker tracker;
-  for (int o = 0; o < 10; ++o) tracker.track(kBytesP0, o, 1);
-  for (int o = 1; o < 10; ++o) tracker.complete(kBytesP0, o);
-  EXPECT_EQ(tracker.pending(kBytesP0), 1u);
-  EXPECT_EQ(tracker.window(kBytesP0), 10u) << "offset 0 is stuck: 1..9 are kept behind it";
+  for (int o = 0; o < 10; ++o) tracker.track(kP0, o, 1);
+  for (int o = 1; o < 10; ++o) tracker.complete(kP0, o);
+  EXPECT_EQ(tracker.pending(kP0), 1u);
+  EXPECT_EQ(tracker.window(kP0), 10u) << "offset 0 is stuck: 1..9 are kept behind it";
   EXPECT_EQ(tracker.window_total(), 10u);
-  tracker.complete(kBytesP0, 0);
-  EXPECT_EQ(tracker.window(kBytesP0), 1u) << "only the commit point is left";
+  tracker.complete(kP0, 0);
+  EXPECT_EQ(tracker.window(kP0), 1u) << "only the commit point is left";
   EXPECT_EQ(tracker.window_total(), 1u);
-  tracker.forget(kBytesP0);
+  tracker.forget(kP0);
   EXPECT_EQ(tracker.window_total(), 0u);
 }
 
