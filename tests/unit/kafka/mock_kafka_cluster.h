@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,20 +48,7 @@ class MockKafkaCluster {
   // OffsetFetch could wait behind that join on a loaded machine. Retries timeouts until `budget`.
   std::int64_t committed_offset(const std::string& group, const std::string& topic, std::int32_t partition,
                                 std::chrono::milliseconds budget = std::chrono::seconds(60)) const {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    std::array<char, 512> error{};
-    for (const auto& [key, value] :
-         {std::pair<const char*, std::string>{"bootstrap.servers", bootstrap_servers()}, {"group.id", group}}) {
-      if (rd_kafka_conf_set(conf, key, value.c_str(), error.data(), error.size()) != RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
-      }
-    }
-    std::unique_ptr<rd_kafka_t, Destroy> reader(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error.data(), error.size()));
-    if (!reader) {
-      rd_kafka_conf_destroy(conf);
-      throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
-    }
+    const auto reader = consumer({{"group.id", group}});
     std::unique_ptr<rd_kafka_topic_partition_list_t, DestroyList> list(rd_kafka_topic_partition_list_new(1));
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition);
     const auto deadline = std::chrono::steady_clock::now() + budget;
@@ -84,21 +72,7 @@ class MockKafkaCluster {
   // consumer that assigns the partition itself (no group).
   std::vector<Record> read(const std::string& topic, std::int32_t partition, std::size_t count,
                            std::chrono::milliseconds budget = std::chrono::seconds(30)) const {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    std::array<char, 512> error{};
-    for (const auto& [key, value] : {std::pair<const char*, std::string>{"bootstrap.servers", bootstrap_servers()},
-                                     {"group.id", "mock-cluster-reader"},
-                                     {"fetch.message.max.bytes", "20000000"}}) {
-      if (rd_kafka_conf_set(conf, key, value.c_str(), error.data(), error.size()) != RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
-      }
-    }
-    std::unique_ptr<rd_kafka_t, Destroy> reader(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error.data(), error.size()));
-    if (!reader) {
-      rd_kafka_conf_destroy(conf);
-      throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
-    }
+    const auto reader = consumer({{"group.id", "mock-cluster-reader"}, {"fetch.message.max.bytes", "20000000"}});
     std::unique_ptr<rd_kafka_topic_partition_list_t, DestroyList> list(rd_kafka_topic_partition_list_new(1));
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = RD_KAFKA_OFFSET_BEGINNING;
     check(rd_kafka_assign(reader.get(), list.get()), "assign " + topic);
@@ -170,6 +144,28 @@ class MockKafkaCluster {
   struct DestroyMessage {
     void operator()(rd_kafka_message_t* message) const { rd_kafka_message_destroy(message); }
   };
+
+  // A consumer of this cluster with `settings` on top of bootstrap.servers. It joins no group
+  // unless it subscribes, which the readers above never do (they assign, or fetch offsets).
+  std::unique_ptr<rd_kafka_t, Destroy> consumer(
+      std::initializer_list<std::pair<const char*, std::string>> settings) const {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    std::array<char, 512> error{};
+    const auto set = [&](const char* key, const std::string& value) {
+      if (rd_kafka_conf_set(conf, key, value.c_str(), error.data(), error.size()) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+      }
+    };
+    set("bootstrap.servers", bootstrap_servers());
+    for (const auto& [key, value] : settings) set(key, value);
+    std::unique_ptr<rd_kafka_t, Destroy> reader(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error.data(), error.size()));
+    if (!reader) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("mock cluster reader: ") + error.data());
+    }
+    return reader;
+  }
 
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
     *static_cast<rd_kafka_resp_err_t*>(message->_private) = message->err;
