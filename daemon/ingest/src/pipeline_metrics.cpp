@@ -87,7 +87,10 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
       inflight_rows_(
           gauge(registry, "hbingest_inflight_events", "Events consumed and not yet stored, dead-lettered or skipped.")
               .Add({})),
-      inflight_bytes_(gauge(registry, "hbingest_inflight_bytes", "Payload bytes of in-flight events.").Add({})),
+      inflight_bytes_(gauge(registry, "hbingest_inflight_bytes",
+                            "Memory held by in-flight events: message plus decoded row, as allocated "
+                            "(what writer.max_inflight_bytes bounds).")
+                          .Add({})),
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
       committed_offset_(
           gauge(registry, "hbingest_committed_offset", "Last committed next-offset, by topic and partition.")),
