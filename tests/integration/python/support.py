@@ -365,6 +365,13 @@ class Daemon:
         return Path(self.log_path).read_text(errors="replace")
 
 
+def serve(tmp_path, table, name="serve", **overrides):
+    """`hbingest serve` (queries only) over `table`, started."""
+    config_path = tmp_path / f"{name}.yaml"
+    config = write_config(config_path, unique("unused"), table, **overrides)
+    return Daemon(config_path, config, tmp_path / f"{name}.log", command="serve").start()
+
+
 def run_hbingest(*args, check=True, timeout=120):
     result = subprocess.run([BINARY(), *args], capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:

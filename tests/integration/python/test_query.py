@@ -8,7 +8,7 @@ import time
 import pytest
 
 from support import (Daemon, brute_force_answer, brute_force_rows, create_topic, now_ms, produce, query_events,
-                     run_hbingest, unique, wait_for, write_config, login, order)
+                     run_hbingest, serve, unique, wait_for, write_config, login, order)
 
 EVENTS = 3000
 
@@ -89,14 +89,8 @@ def test_bad_parameters_are_400_naming_the_parameter(ingested, params, parameter
     assert status == 400 and body["parameter"] == parameter, body
 
 
-def _serve(tmp_path, table, **overrides):
-    config_path = tmp_path / "serve.yaml"
-    config = write_config(config_path, unique("unused"), table, **overrides)
-    return Daemon(config_path, config, tmp_path / "serve.log", command="serve").start()
-
-
 def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
-    server = _serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
+    server = serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
     try:
         status, body = query_events(server, event_id="login", **{"from": ingested["base"] - 1000, "to": now_ms()},
                                     limit=5000)
@@ -107,7 +101,7 @@ def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
 
 
 def test_hbase_unreachable_is_503_fast(tmp_path, ingested):
-    server = _serve(tmp_path, ingested["table"], **{"hbase.endpoints": ["127.0.0.1:1"]})
+    server = serve(tmp_path, ingested["table"], **{"hbase.endpoints": ["127.0.0.1:1"]})
     try:
         started = time.time()
         status, body = query_events(server, event_id="login", **{"from": 1, "to": now_ms()})

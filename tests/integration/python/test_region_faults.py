@@ -1,19 +1,23 @@
-"""The `faults` tier, regions: the route table's regions moved between region servers, split (at salt
-bucket borders' insides: within one bucket's event type and time range, not only where the pre-split
-put the borders) and merged, through HBase's own Admin API (stack/tools/RegionAdmin.java), while
-the daemon ingests and while it answers queries. The stack must run two or more region servers
-(HBSTACK_REGION_SERVERS, 2 in scripts/test.sh); the balancer is off meanwhile, so every move is ours.
+"""The `faults` tier, regions: the route table's regions moved between region servers, split inside
+salt buckets (within one event type's time range, and between two event types: not only at the
+bucket borders the pre-split put there) and merged, and hbase:meta moved, through HBase's own Admin
+API (`hbstack admin`, stack/tools/RegionAdmin.java) while the daemon ingests and while it answers
+queries. The stack must run two or more region servers (HBSTACK_REGION_SERVERS, hbstack's default
+is 2); the balancer is off meanwhile, so every move is ours.
 
 - Ingest: a watcher reads the group's committed offsets from the broker all along and fails on any
   that went backwards; commits never exceed the rows stored; at the end every produced event is
   exactly one row (no (partition, offset) twice, none missing), the commits are the log end offsets,
-  RSS stayed within its bound, and the daemon is ready again by itself, never restarted.
+  RSS grew by at most the in-flight byte bound plus a fixed overhead, and the daemon is ready again
+  by itself, never restarted.
 - Queries: /v1/events over random ranges, limits and orders equals a brute-force scan through an
-  independent client (happybase) whenever it answers 200; a query may fail with a clean retriable
-  status (502/503/504) while a region is in transition, never answer wrong or missing rows.
+  independent client (happybase) whenever it answers 200, while the bucket scanners of the running
+  queries stay open across the strikes; a query may fail with a clean retriable status (502/503/504)
+  while a region is in transition, never answer wrong or missing rows.
 """
 
 import collections
+import itertools
 import json
 import random
 import threading
@@ -22,14 +26,16 @@ import time
 import pytest
 
 from region_admin import RegionAdmin
-from support import (CommitWatch, brute_force_answer, brute_force_rows, count_rows, create_topic, login, mixed_events,
-                     now_ms, order, produce, query_events, rss_kib, stored_positions, unique, wait_for)
+from support import (THRIFT2, CommitWatch, brute_force_answer, brute_force_rows, count_rows, create_topic, login,
+                     mixed_events, now_ms, order, produce, query_events, rss_kib, serve, stored_positions, wait_for)
+from toxiproxy import Toxiproxy, toxic
 
 PARTITIONS = 4
-BUCKETS = 8
 EVENTS = 24_000
-# test_faults' bound for the same in-flight limits: 20k events of ~300 B, held as payload and cells.
-RSS_BOUND_KIB = 200 * 1024
+# writer.max_inflight_bytes of the ingest test, and what RSS may add on top of it (test_faults'
+# figure): librdkafka's fetch queue, Thrift buffers, allocator slack, the HTTP server.
+INFLIGHT_BYTES = 16 * 1024 * 1024
+FIXED_OVERHEAD_KIB = 24 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +43,7 @@ def admin():
     regions = RegionAdmin()
     servers = regions.servers()
     assert len(servers) >= 2, (f"the stack runs {len(servers)} region server(s): start it with "
-                               "HBSTACK_REGION_SERVERS=2 (scripts/test.sh does)")
+                               "HBSTACK_REGION_SERVERS=2 (hbstack's default)")
     was_on = regions.balancer(False)
     yield regions
     regions.balancer(was_on)
@@ -60,19 +66,14 @@ class Strikes:
     def __init__(self, admin, table):
         self.admin, self.table = admin, table
         self.log = []
-        self.busy = threading.Event()  # set while an operation is in flight
 
     def region_at(self, row):
         return next(r for r in self.admin.regions(self.table)
                     if r["start"] <= row and (not r["end"] or row < r["end"]))
 
     def _run(self, what, call):
-        self.busy.set()
         started = time.time()
-        try:
-            status = call()
-        finally:
-            self.busy.clear()
+        status = call()
         self.log.append({"what": what, "ms": status["ms"], "ended": time.time(), "started": started})
         return status
 
@@ -153,8 +154,10 @@ def test_ingest_while_regions_move_split_and_merge(daemon_factory, names, admin)
     group = "g_" + topic
     create_topic(topic, partitions=PARTITIONS)
     daemon = daemon_factory(topic, table, group=group, **{
-        "writer.max_inflight_rows": 20_000, "writer.max_inflight_rows_per_partition": 5_000}).start()
+        "writer.max_inflight_bytes": str(INFLIGHT_BYTES), "writer.max_inflight_rows": 20_000,
+        "writer.max_inflight_rows_per_partition": 5_000}).start()
     pid = daemon.process.pid
+    baseline_kib = rss_kib(pid)
     ts_base = now_ms()
     events = mixed_events(EVENTS, ts_base)  # times in [ts_base - 120 s, ts_base]
     positions = []
@@ -202,9 +205,11 @@ def test_ingest_while_regions_move_split_and_merge(daemon_factory, names, admin)
     missing = set(positions) - set(stored)
     assert not missing and len(stored) == EVENTS, \
         f"{len(stored)} rows for {EVENTS} events; {len(missing)} missing, e.g. {sorted(missing)[:5]}"
-    assert watch.peak_kib < RSS_BOUND_KIB, f"peak RSS {watch.peak_kib} KiB, bound {RSS_BOUND_KIB} KiB"
+    grew = watch.peak_kib - baseline_kib
+    assert grew <= INFLIGHT_BYTES // 1024 + FIXED_OVERHEAD_KIB, \
+        f"RSS grew by {grew} KiB (from {baseline_kib} KiB), bound {INFLIGHT_BYTES // 1024} + {FIXED_OVERHEAD_KIB} KiB"
     print(f"\n{len(stored)} rows for {EVENTS} events, commits at the end offsets {end}, "
-          f"peak RSS {watch.peak_kib} KiB; {watch.samples} commit/row samples, "
+          f"RSS {baseline_kib} KiB -> peak {watch.peak_kib} KiB; {watch.samples} commit/row samples, "
           f"{len(watch.scan_errors)} cut short by a move; regions now {len(admin.regions(table))}")
     for entry, (recovery, retries) in zip(strikes.log, recoveries):
         print(f"  {entry['what']}: {entry['ms']} ms, storing again {recovery * 1000:.0f} ms after it, "
@@ -212,77 +217,126 @@ def test_ingest_while_regions_move_split_and_merge(daemon_factory, names, admin)
 
 
 QUERY_EVENTS = 6_000
+# The slow server's gateway link: every Thrift call answered this much later, so a full-range query
+# (8 bucket scanners, a few rows per call) takes seconds and runs through whole strikes.
+SLOW_CALL_MS = 15
 
 
-def test_queries_equal_brute_force_while_regions_move_split_and_merge(daemon_factory, names, admin):
+@pytest.fixture
+def proxies(tmp_path):
+    server = Toxiproxy(tmp_path / "toxiproxy.log")
+    yield server
+    server.close()
+
+
+def test_queries_equal_brute_force_while_regions_move_split_and_merge(daemon_factory, names, admin, tmp_path, proxies):
+    """Two kinds of queries while the strikes run: many quick random ones on the ingesting daemon,
+    and full-range ones, one after another, on an `hbingest serve` whose gateway link is slowed down
+    (Toxiproxy), so that its scanners are open from before a strike until after it: the region they
+    read moves, splits or merges away between two of their calls."""
     topic, table = names["topic"], names["table"]
     create_topic(topic, partitions=3)
     base = now_ms() - 300_000
     events = [(login if i % 2 else order)(base + random.randrange(300_000), "u%04d" % random.randrange(100))
               for i in range(QUERY_EVENTS)]
     produce(topic, [json.dumps(e) for e in events])
-    # Small chunks, one ahead, two calls at a time: a query keeps its 8 bucket scanners open across
-    # hundreds of round trips, so moves and splits land between the calls of open scanners.
-    daemon = daemon_factory(topic, table, **{"query.max_limit": 5000, "query.chunk_rows": 7,
-                                             "query.prefetch_chunks": 1, "query.concurrency": 2}).start()
+    # Small chunks, one ahead, two calls at a time: the 8 bucket scanners of a query stay open
+    # across many round trips.
+    small_chunks = {"query.max_limit": 5000, "query.chunk_rows": 5, "query.prefetch_chunks": 1,
+                    "query.concurrency": 2}
+    daemon = daemon_factory(topic, table, **small_chunks).start()
     wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= QUERY_EVENTS, 120, "rows written")
     rows = brute_force_rows(table)
     assert len(rows) == QUERY_EVENTS
+    slow = serve(tmp_path, table, **small_chunks, **{"hbase.endpoints": [proxies.proxy("gateway", THRIFT2())],
+                                                     "query.deadline": "60s"})
+    try:
+        check_queries_while_striking(admin, table, base, rows, daemon, slow, proxies)
+    finally:
+        slow.kill()
 
+
+def check_queries_while_striking(admin, table, base, rows, daemon, slow, proxies):
+    """Quick random queries on `daemon` and slow full-range ones on `slow` while the strikes run;
+    every 200 equals the brute-force answer from `rows`."""
     strikes = Strikes(admin, table)
-    outcomes = collections.Counter()  # (during a strike or not, answered or failed)
+    asked = {"quick": [], "slow": []}  # (started, ended, status) of every query
     failures, wrong = collections.Counter(), []
     stop = threading.Event()
 
-    def ask(rng):
-        start = base + rng.randrange(-10_000, 300_000)
-        stop_ms = start + rng.choice([1, 1_000, 30_000, 200_000, 400_000])
-        limit, event_id = rng.choice([1, 7, 100, 5000]), rng.choice(["login", "order"])
-        order_ = rng.choice(["asc", "desc"])
-        during = strikes.busy.is_set()
-        status, body = query_events(daemon, event_id=event_id, **{"from": start, "to": stop_ms}, limit=limit,
-                                    order=order_)
-        when = "during a strike" if during or strikes.busy.is_set() else "between strikes"
+    def ask(server, kind, start, stop_ms, limit, event_id, order_):
+        started = time.time()
+        status, body = query_events(server, timeout=90, event_id=event_id, **{"from": start, "to": stop_ms},
+                                    limit=limit, order=order_)
+        asked[kind].append((started, time.time(), status))
         if status == 200:
-            outcomes[when, "answered"] += 1
             want = brute_force_answer(rows, event_id, start, stop_ms, limit, order_)
             got = [r["key"] for r in body["rows"]]
             if got != want:
-                wrong.append(f"{event_id} [{start}, {stop_ms}) limit {limit} {order_}: {len(got)} rows, "
+                wrong.append(f"{kind}: {event_id} [{start}, {stop_ms}) limit {limit} {order_}: {len(got)} rows, "
                              f"{len(want)} expected, {len(set(want) - set(got))} missing, "
                              f"{len(set(got) - set(want))} not expected")
-        elif status in (502, 503, 504):
-            outcomes[when, "failed"] += 1
-            failures[f"{status} {body.get('error', '')[:160]}"] += 1
+        elif status in (502, 503, 504):  # retriable (or the deadline): allowed while regions move
+            failures[f"{kind}: {status} {body.get('error', '')[:160]}"] += 1
         else:
-            wrong.append(f"status {status}: {body}")
+            wrong.append(f"{kind}: status {status}: {body}")
         return status
 
-    def asker(seed):
+    def quick(rng):
+        start = base + rng.randrange(-10_000, 300_000)
+        return ask(daemon, "quick", start, start + rng.choice([1, 1_000, 30_000, 200_000, 400_000]),
+                   rng.choice([1, 7, 100, 5000]), rng.choice(["login", "order"]), rng.choice(["asc", "desc"]))
+
+    def quick_asker(seed):
         rng = random.Random(seed)
         while not stop.is_set():
-            ask(rng)
+            quick(rng)
 
-    askers = [threading.Thread(target=asker, args=(seed,)) for seed in (1, 2)]
-    for thread in askers:
-        thread.start()
-    try:
-        for strike in strikes.plan(base, base + 300_000):
-            strike()
-            time.sleep(0.3)
-    finally:
-        stop.set()
+    def slow_asker():
+        for i in itertools.count():
+            if stop.is_set():
+                break
+            event_id, order_ = ("login", "order")[i % 2], ("asc", "desc")[i // 2 % 2]
+            ask(slow, "slow", base - 1_000, base + 301_000, 5000, event_id, order_)
+
+    askers = [threading.Thread(target=quick_asker, args=(seed,)) for seed in (1, 2)]
+    askers.append(threading.Thread(target=slow_asker))
+    with toxic(proxies, "gateway", "latency", latency=SLOW_CALL_MS):
         for thread in askers:
-            thread.join()
-    wait_for(lambda: daemon.metric("hbingest_query_open_scanners") == 0, 30, "every scanner closed")
-    print(f"\n{sum(outcomes.values())} queries: " + ", ".join(f"{n} {w} {a}" for (w, a), n in sorted(outcomes.items()))
-          + f"; failures: {dict(failures)}; regions now {len(admin.regions(table))}")
+            thread.start()
+        try:
+            for strike in strikes.plan(base, base + 300_000):
+                strike()
+                time.sleep(0.3)
+        finally:
+            stop.set()
+            for thread in askers:
+                thread.join()
+    for server in (daemon, slow):
+        wait_for(lambda s=server: s.metric("hbingest_query_open_scanners") == 0, 30, "every scanner closed")
+    slow.stop()
+
+    def overlaps(query, strike):
+        return query[0] < strike["ended"] and query[1] > strike["started"]
+
+    def through(query, strike):  # open from before the strike began until after it ended
+        return query[0] <= strike["started"] and query[1] >= strike["ended"]
+    during = [q for q in asked["quick"] if any(overlaps(q, s) for s in strikes.log)]
+    answered_during = sum(1 for q in during if q[2] == 200)
+    spanned = [s for s in strikes.log if any(q[2] == 200 and through(q, s) for q in asked["slow"])]
+    slow_seconds = [round(b - a, 1) for a, b, status in asked["slow"] if status == 200]
+    print(f"\n{len(asked['quick'])} quick queries, {len(during)} of them while a region was moved, split or "
+          f"merged ({answered_during} answered); {len(asked['slow'])} slow full-range queries ({slow_seconds} s), "
+          f"running through {len(spanned)} of {len(strikes.log)} strikes; {sum(failures.values())} failed cleanly: "
+          f"{dict(failures)}; regions now {len(admin.regions(table))}")
     for entry in strikes.log:
         print(f"  {entry['what']}: {entry['ms']} ms")
     assert not wrong, f"{len(wrong)} wrong answers, e.g. {wrong[:5]}"
-    assert outcomes["during a strike", "answered"] >= 20, f"only {dict(outcomes)} queries ran during the strikes"
+    assert answered_during >= 20, f"only {answered_during} quick queries answered while the strikes ran"
+    assert len(spanned) >= len(strikes.log) // 2, \
+        f"slow queries answered through only {len(spanned)} of {len(strikes.log)} strikes"
     # Settled, every query is answered, and right.
     rng = random.Random(3)
-    statuses = [ask(rng) for _ in range(20)]
+    statuses = [quick(rng) for _ in range(20)]
     assert statuses == [200] * 20 and not wrong, (statuses, wrong[:5])
     assert daemon.ready() and daemon.process.poll() is None
