@@ -128,7 +128,7 @@ public final class RegionAdmin {
 
   private Json regions(String[] words) throws Exception {
     arity(words, 1, 1, "regions TABLE");
-    TableName table = TableName.valueOf(words[1]);
+    TableName table = existing(words[1]);
     Map<RegionInfo, ServerName> regions = onlineRegions(table);
     for (Map.Entry<RegionInfo, ServerName> entry : regions.entrySet()) {
       out.println(describe(entry.getKey(), entry.getValue()));
@@ -163,7 +163,7 @@ public final class RegionAdmin {
 
   private Json split(String[] words) throws Exception {
     arity(words, 2, 2, "split TABLE ROW");
-    TableName table = TableName.valueOf(words[1]);
+    TableName table = existing(words[1]);
     byte[] row = fromHex(words[2]);
     RegionInfo parent = null;
     for (RegionInfo region : onlineRegions(table).keySet()) {
@@ -267,6 +267,14 @@ public final class RegionAdmin {
     List<ServerName> servers = new ArrayList<>(admin.getRegionServers());
     servers.sort(Comparator.naturalOrder());
     return servers;
+  }
+
+  private TableName existing(String name) throws Exception {
+    TableName table = TableName.valueOf(name);
+    if (!admin.tableExists(table)) {
+      throw new IllegalArgumentException("table " + table + " does not exist");
+    }
+    return table;
   }
 
   /** The table's regions as their region servers report them online (not as hbase:meta says). */
