@@ -9,7 +9,10 @@ import signal
 import socket
 import string
 import subprocess
+import threading
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -159,6 +162,50 @@ def group_committed(group, topic):
         consumer.close()
 
 
+class CommitWatch:
+    """Reads a group's committed offsets every 200 ms (without joining the group) and records every
+    partition whose committed offset went backwards."""
+
+    def __init__(self, group, topic, partitions):
+        self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
+        self.consumer = Consumer({"bootstrap.servers": KAFKA(), "group.id": group, "enable.auto.commit": False})
+        self.lock = threading.Lock()
+        self.highest = [-1] * partitions
+        self.regressions = []
+        self.step = "start"
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run)
+        self.thread.start()
+
+    def read(self):
+        """The committed offsets now (-1: none), after checking them against the highest seen."""
+        with self.lock:
+            committed = self.consumer.committed(self.partitions, timeout=10)
+            offsets = []
+            for tp in committed:
+                assert tp.error is None, f"reading committed offsets: {tp.error}"
+                offset = max(tp.offset, -1)  # OFFSET_INVALID (-1001): nothing committed
+                if offset < self.highest[tp.partition]:
+                    self.regressions.append(f"partition {tp.partition}: {self.highest[tp.partition]} -> {offset} "
+                                            f"during '{self.step}'")
+                self.highest[tp.partition] = max(self.highest[tp.partition], offset)
+                offsets.append(offset)
+            return offsets
+
+    def end_offsets(self):
+        with self.lock:
+            return [self.consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in self.partitions]
+
+    def _run(self):
+        while not self.stopped.wait(0.2):
+            self.read()
+
+    def close(self):
+        self.stopped.set()
+        self.thread.join()
+        self.consumer.close()
+
+
 # ---- HBase peer (happybase over Thrift1) --------------------------------------------------------
 
 def hbase():
@@ -181,6 +228,50 @@ def count_rows(table):
         return sum(1 for _ in connection.table(table).scan(filter=b"FirstKeyOnlyFilter()", batch_size=5000))
     finally:
         connection.close()
+
+
+# Rows of the `events` preset (keyspec docs): salt | event_id padded to 16 | time | partition (4
+# digits) | offset (19 digits). These read a key from its end, independently of our decoder.
+def key_position(key):
+    """(partition, offset) of an `events` row key."""
+    return int(key[-23:-19]), int(key[-19:])
+
+
+def stored_positions(table):
+    """(partition, offset) of every row of an `events` table, one per row, as HBase returns them."""
+    connection = hbase()
+    try:
+        scan = connection.table(table).scan(filter=b"KeyOnlyFilter() AND FirstKeyOnlyFilter()", batch_size=5000)
+        return [key_position(key) for key, _ in scan]
+    finally:
+        connection.close()
+
+
+def brute_force_rows(table):
+    """Every row of an `events` table through happybase, decoded from its cells and key."""
+    rows = []
+    for key, cells in scan_all(table):
+        partition, offset = key_position(key)
+        rows.append({"key": key.hex(), "event_id": cells[b"d:event_id"].decode(), "ts": int(cells[b"d:ts"]),
+                     "partition": partition, "offset": offset})
+    return rows
+
+
+def brute_force_answer(rows, event_id, start, stop, limit, order):
+    """The keys /v1/events must answer, from brute_force_rows: merged by (time, partition, offset)."""
+    selected = [r for r in rows if r["event_id"] == event_id and start <= r["ts"] < stop]
+    selected.sort(key=lambda r: (r["ts"], r["partition"], r["offset"]), reverse=(order == "desc"))
+    return [r["key"] for r in selected[:limit]]
+
+
+def query_events(daemon, timeout=30, **params):
+    """GET /v1/events; returns (status, body) for errors too."""
+    url = daemon.http + "/v1/events?" + urllib.parse.urlencode(params)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 # ---- our daemon ---------------------------------------------------------------------------------
@@ -272,6 +363,13 @@ class Daemon:
 
     def log_text(self):
         return Path(self.log_path).read_text(errors="replace")
+
+
+def serve(tmp_path, table, name="serve", **overrides):
+    """`hbingest serve` (queries only) over `table`, started."""
+    config_path = tmp_path / f"{name}.yaml"
+    config = write_config(config_path, unique("unused"), table, **overrides)
+    return Daemon(config_path, config, tmp_path / f"{name}.log", command="serve").start()
 
 
 def run_hbingest(*args, check=True, timeout=120):

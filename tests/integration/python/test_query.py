@@ -4,14 +4,11 @@ independent client (happybase), limits close scanners, and failures map to the d
 import json
 import random
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import pytest
 
-from support import (Daemon, create_topic, now_ms, produce, run_hbingest, scan_all, unique, wait_for, write_config,
-                     login, order)
+from support import (Daemon, brute_force_answer, brute_force_rows, create_topic, now_ms, produce, query_events,
+                     run_hbingest, serve, unique, wait_for, write_config, login, order)
 
 EVENTS = 3000
 
@@ -31,28 +28,10 @@ def ingested(tmp_path_factory):
     daemon = Daemon(config_path, config, tmp / "daemon.log").start()
     wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= EVENTS, 120, "rows written")
 
-    rows = []  # brute force: every row through happybase, decoded independently of our code
-    for key, cells in scan_all(table):
-        rows.append({"key": key.hex(), "event_id": cells[b"d:event_id"].decode(), "ts": int(cells[b"d:ts"]),
-                     "partition": int(key[-23:-19]), "offset": int(key[-19:])})
+    rows = brute_force_rows(table)  # every row through happybase, decoded independently of our code
     assert len(rows) == EVENTS
     yield {"daemon": daemon, "rows": rows, "base": base, "config": config_path, "table": table}
     daemon.stop()
-
-
-def expected(rows, event_id, start, stop, limit, order_):
-    selected = [r for r in rows if r["event_id"] == event_id and start <= r["ts"] < stop]
-    selected.sort(key=lambda r: (r["ts"], r["partition"], r["offset"]), reverse=(order_ == "desc"))
-    return [r["key"] for r in selected[:limit]]
-
-
-def get(daemon, **params):
-    url = daemon.http + "/v1/events?" + urllib.parse.urlencode(params)
-    try:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def test_random_ranges_limits_and_orders_equal_brute_force(ingested):
@@ -68,10 +47,11 @@ def test_random_ranges_limits_and_orders_equal_brute_force(ingested):
     for start, stop, limit in cases:
         for event_id in ("login", "order"):
             for order_ in ("asc", "desc"):
-                status, body = get(daemon, event_id=event_id, **{"from": start, "to": stop}, limit=limit, order=order_)
+                status, body = query_events(daemon, event_id=event_id, **{"from": start, "to": stop}, limit=limit,
+                                            order=order_)
                 assert status == 200, body
-                assert [r["key"] for r in body["rows"]] == expected(rows, event_id, start, stop, limit, order_), \
-                    (event_id, start, stop, limit, order_)
+                want = brute_force_answer(rows, event_id, start, stop, limit, order_)
+                assert [r["key"] for r in body["rows"]] == want, (event_id, start, stop, limit, order_)
                 assert body["scans"] == 8, "one scan per salt bucket"
     assert daemon.metric("hbingest_query_open_scanners") == 0
 
@@ -80,9 +60,9 @@ def test_rfc3339_times_and_the_cli_give_the_same_answer(ingested):
     daemon, rows, base = ingested["daemon"], ingested["rows"], ingested["base"]
     start, stop = base + 60_000, base + 120_000
     to_text = lambda ms: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)  # noqa
-    status, body = get(daemon, event_id="login", **{"from": to_text(start), "to": to_text(stop)}, limit=5000)
+    status, body = query_events(daemon, event_id="login", **{"from": to_text(start), "to": to_text(stop)}, limit=5000)
     assert status == 200
-    want = expected(rows, "login", start, stop, 5000, "asc")
+    want = brute_force_answer(rows, "login", start, stop, 5000, "asc")
     assert [r["key"] for r in body["rows"]] == want
     cli = run_hbingest("query", "--config", str(ingested["config"]), "--event-id", "login", "--from", str(start),
                        "--to", str(stop), "--limit", "5000", "--format", "json")
@@ -91,7 +71,7 @@ def test_rfc3339_times_and_the_cli_give_the_same_answer(ingested):
 
 def test_limit_stops_early_and_closes_every_scanner(ingested):
     daemon, base = ingested["daemon"], ingested["base"]
-    status, body = get(daemon, event_id="order", **{"from": base - 1000, "to": base + 400_000}, limit=1)
+    status, body = query_events(daemon, event_id="order", **{"from": base - 1000, "to": base + 400_000}, limit=1)
     assert status == 200 and body["count"] == 1 and body["truncated"] is True
     assert daemon.metric("hbingest_query_open_scanners") == 0
 
@@ -105,20 +85,15 @@ def test_limit_stops_early_and_closes_every_scanner(ingested):
     ({"from": "1", "to": "2"}, "event_id"),
 ])
 def test_bad_parameters_are_400_naming_the_parameter(ingested, params, parameter):
-    status, body = get(ingested["daemon"], **params)
+    status, body = query_events(ingested["daemon"], **params)
     assert status == 400 and body["parameter"] == parameter, body
 
 
-def _serve(tmp_path, table, **overrides):
-    config_path = tmp_path / "serve.yaml"
-    config = write_config(config_path, unique("unused"), table, **overrides)
-    return Daemon(config_path, config, tmp_path / "serve.log", command="serve").start()
-
-
 def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
-    server = _serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
+    server = serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
     try:
-        status, body = get(server, event_id="login", **{"from": ingested["base"] - 1000, "to": now_ms()}, limit=5000)
+        status, body = query_events(server, event_id="login", **{"from": ingested["base"] - 1000, "to": now_ms()},
+                                    limit=5000)
         assert status == 504, body
         wait_for(lambda: server.metric("hbingest_query_open_scanners") == 0, 10, "scanners closed")
     finally:
@@ -126,10 +101,10 @@ def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
 
 
 def test_hbase_unreachable_is_503_fast(tmp_path, ingested):
-    server = _serve(tmp_path, ingested["table"], **{"hbase.endpoints": ["127.0.0.1:1"]})
+    server = serve(tmp_path, ingested["table"], **{"hbase.endpoints": ["127.0.0.1:1"]})
     try:
         started = time.time()
-        status, body = get(server, event_id="login", **{"from": 1, "to": now_ms()})
+        status, body = query_events(server, event_id="login", **{"from": 1, "to": now_ms()})
         elapsed = time.time() - started
         assert status == 503, body
         assert elapsed < 5, f"503 took {elapsed:.1f}s"  # fail fast, not after the read timeout

@@ -12,59 +12,15 @@ import signal
 import threading
 import time
 
-from confluent_kafka import Consumer, ConsumerGroupState, TopicPartition
+from confluent_kafka import ConsumerGroupState
 from confluent_kafka.admin import AdminClient
 
-from support import KAFKA, count_rows, create_topic, mixed_events, produce, wait_for
+from support import KAFKA, CommitWatch, count_rows, create_topic, mixed_events, produce, wait_for
 
 PARTITIONS = 6
 EVENTS = 24_000
 # A member killed -9 leaves the group when its session times out: 6 s, the broker's minimum.
 KAFKA_PROPERTIES = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
-
-
-class CommitWatch:
-    """Reads the group's committed offsets every 200 ms (without joining the group) and records every
-    partition whose committed offset went backwards."""
-
-    def __init__(self, group, topic):
-        self.partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        self.consumer = Consumer({"bootstrap.servers": KAFKA(), "group.id": group, "enable.auto.commit": False})
-        self.lock = threading.Lock()
-        self.highest = [-1] * PARTITIONS
-        self.regressions = []
-        self.step = "start"
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run)
-        self.thread.start()
-
-    def read(self):
-        """The committed offsets now (-1: none), after checking them against the highest seen."""
-        with self.lock:
-            committed = self.consumer.committed(self.partitions, timeout=10)
-            offsets = []
-            for tp in committed:
-                assert tp.error is None, f"reading committed offsets: {tp.error}"
-                offset = max(tp.offset, -1)  # OFFSET_INVALID (-1001): nothing committed
-                if offset < self.highest[tp.partition]:
-                    self.regressions.append(f"partition {tp.partition}: {self.highest[tp.partition]} -> {offset} "
-                                            f"during '{self.step}'")
-                self.highest[tp.partition] = max(self.highest[tp.partition], offset)
-                offsets.append(offset)
-            return offsets
-
-    def end_offsets(self):
-        with self.lock:
-            return [self.consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in self.partitions]
-
-    def _run(self):
-        while not self.stopped.wait(0.2):
-            self.read()
-
-    def close(self):
-        self.stopped.set()
-        self.thread.join()
-        self.consumer.close()
 
 
 def wait_for_stable_group(admin, group, members, what):
@@ -92,7 +48,7 @@ def test_members_join_leave_and_die_under_load_without_commit_regression(daemon_
     producer.start()
 
     admin = AdminClient({"bootstrap.servers": KAFKA()})
-    watch = CommitWatch(group, topic)
+    watch = CommitWatch(group, topic, PARTITIONS)
     daemons = {name: daemon_factory(topic, table, group=group, name=name, **{"kafka.properties": KAFKA_PROPERTIES})
                for name in ("a", "b", "c")}
     a, b, c = daemons["a"], daemons["b"], daemons["c"]
