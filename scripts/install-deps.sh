@@ -19,7 +19,8 @@ missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}" "${OPTIONAL_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])'; then
+# A JDK, not only a JRE: hbstack compiles its region admin tool (stack/tools) with javac.
+if ! command -v javac >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])'; then
   missing+=(openjdk-17-jdk-headless)
 fi
 
