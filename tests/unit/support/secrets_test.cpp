@@ -14,7 +14,6 @@ namespace hbingest::support {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 // Every property that carries a secret value.
 const std::vector<std::string> kSecretKeys = {
