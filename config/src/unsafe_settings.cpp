@@ -76,6 +76,9 @@ void warn_dead_letters(const Config& c, Reader& r) {
   warn_transport(c.dlq.properties, "dlq.properties", r);
 }
 
+// Keyed on the listen address and the token only: when http.allow_unauthenticated exists (the
+// HTTP hardening of issue 13 makes a non-loopback listen without a token an error unless it is
+// set), this warning is what remains for a config that sets it.
 void warn_http(const Config& c, Reader& r) {
   if (!c.http.enabled || c.http.bearer_token) return;
   try {
