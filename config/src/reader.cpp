@@ -32,6 +32,7 @@ std::string located(const std::string& source, const YAML::Mark& mark, std::stri
 }  // namespace
 
 void Reader::problem(const YAML::Mark& mark, std::string_view path, std::string_view message) {
+  problem_paths_.emplace(path);
   problems_.push_back(located(source_, mark, path, message, secrets_));
 }
 

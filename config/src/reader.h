@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ class Reader {
   void problem(const YAML::Mark& mark, std::string_view path, std::string_view message);
   // At the key's own location, else its nearest parent's, else the top of the file.
   void problem_at(std::string_view path, std::string_view message);
+
+  // Whether a problem was recorded for exactly `path`.
+  bool has_problem(std::string_view path) const { return problem_paths_.find(path) != problem_paths_.end(); }
 
   // A setting that loads but is unsafe, located like problem_at(); scrubbed like a problem.
   void warning_at(std::string_view path, std::string_view message);
@@ -66,6 +70,7 @@ class Reader {
   std::filesystem::path base_dir_;
   std::vector<std::string> problems_;
   std::vector<std::string> warnings_;
+  std::set<std::string, std::less<>> problem_paths_;
   std::map<std::string, YAML::Mark, std::less<>> marks_;
   std::map<std::string, std::string, std::less<>> references_;  // path -> the scalar as written, "${file:pw}"
   std::vector<std::string> secrets_;

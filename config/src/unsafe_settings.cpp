@@ -81,6 +81,10 @@ void warn_dead_letters(const Config& c, Reader& r) {
 // set), this warning is what remains for a config that sets it.
 void warn_http(const Config& c, Reader& r) {
   if (!c.http.enabled || c.http.bearer_token) return;
+  // A token source that failed to resolve is a problem already; the port is not meant to be open.
+  for (const char* source : {"http.bearer_token", "http.token_file", "http.token_env"}) {
+    if (r.has_problem(source)) return;
+  }
   try {
     const auto listen = support::parse_host_port(c.http.listen, 0);
     if (!support::is_loopback_host(listen.host)) {

@@ -584,6 +584,11 @@ TEST(UnsafeSettings, OpenHttpPortWithoutToken) {
   }
   ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
   EXPECT_THAT(warnings_of("http:\n  listen: \"0.0.0.0:8080\"\n  token_env: HBINGEST_TEST_TOKEN\n"), SizeIs(0));
+  // A token that failed to load is a problem, not an open port: no warning on top of it.
+  const auto missing = try_load_config_text(
+      std::string(kMinimal) + "http:\n  listen: \"0.0.0.0:8080\"\n  token_file: /no/such/token\n", "test.yaml");
+  EXPECT_THAT(missing.problems, ElementsAre(HasSubstr("http.token_file: cannot read file")));
+  EXPECT_THAT(missing.warnings, SizeIs(0));
 }
 
 TEST(UnsafeSettings, TransportSecurityWeakened) {
