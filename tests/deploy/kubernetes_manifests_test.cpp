@@ -269,6 +269,15 @@ TEST(KubernetesManifests, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) 
   EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(metrics_port));
   EXPECT_EQ(effective["http"]["bearer_token"].as<std::string>(""), "***") << "the query API needs the token";
 
+  // The container's memory limit covers what this config lets the daemon hold (the same sum as
+  // the systemd units', deploy_test_support.h), and its request the in-flight events at least.
+  const std::string limit = container["resources"]["limits"]["memory"].as<std::string>();
+  ASSERT_TRUE(limit.ends_with("Mi") || limit.ends_with("Gi")) << limit;
+  const double limit_mib = std::stod(limit) * (limit.ends_with("Gi") ? 1024 : 1);
+  const double bound_mib = resource_bound(effective, true).memory_mib;
+  EXPECT_GE(limit_mib, bound_mib) << "the OOM killer would stop the daemon within its own bounds";
+  EXPECT_LE(limit_mib, 2 * bound_mib);
+
   // The whole shutdown fits in shutdown_deadline; the daemon's backstop (app/signals.h,
   // SignalWatcher::kStopGrace) ends it 5 s later at the latest. SIGKILL must come after both.
   const double budget = duration_seconds(effective["shutdown_deadline"].as<std::string>()) + 5;

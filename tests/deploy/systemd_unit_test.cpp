@@ -180,14 +180,6 @@ YAML::Node effective_defaults() {
   return YAML::Load(result.output);
 }
 
-// MiB in a size the config prints ("256MiB", "2MiB", "512KiB").
-double config_mib(const std::string& size) {
-  std::smatch m;
-  if (!std::regex_match(size, m, std::regex(R"((\d+)(KiB|MiB|GiB))"))) throw std::invalid_argument(size);
-  const double n = std::stod(m[1]);
-  return m[2] == "KiB" ? n / 1024 : m[2] == "MiB" ? n : n * 1024;
-}
-
 // MiB in a systemd byte value ("1G", "1280M"; systemd's K/M/G are powers of 1024).
 double unit_mib(const std::string& value) {
   std::smatch m;
@@ -196,31 +188,13 @@ double unit_mib(const std::string& value) {
   return m[2] == "K" ? n / 1024 : m[2] == "M" ? n : n * 1024;
 }
 
-// The arithmetic the units' comments write out, from the effective defaults: a change of a default
-// (or of the units) that breaks it fails here.
+// The arithmetic the units' comments write out (resource_bound), from the effective defaults: a
+// change of a default (or of the units) that breaks it fails here.
 TEST_P(SystemdUnitTest, MemoryAndTaskBoundsCoverTheConfigDefaults) {
   const auto d = directives(read_file(unit_path(GetParam())));
-  const YAML::Node c = effective_defaults();
-  const bool ingest = GetParam() == "hbingest.service";
-  constexpr double kRowKiB = 1;                     // a stored event's cells, as the comments assume
-  constexpr double kBaseMiB = 64;                   // code, heap slack, thread stacks
-  constexpr double kRdkafkaQueueMiB = 64;           // queued.max.messages.kbytes default
-  constexpr double kFetchMiB = 50;                  // fetch.max.bytes default
-  constexpr int kRdkafkaThreads = 2 * (3 + 2 * 6);  // two clients, six brokers
-  const int queries = c["http"]["max_concurrent_queries"].as<int>();
-  const int scans = c["query"]["concurrency"].as<int>();
-  const double query_mib =
-      queries * scans * c["query"]["prefetch_chunks"].as<int>() * c["query"]["chunk_rows"].as<int>() * kRowKiB / 1024;
-  double memory = kBaseMiB + query_mib;
-  int threads = 2 + 1 + queries + 2 + queries * scans;  // main, signals, HTTP listener and pool, scans
-  if (ingest) {
-    const int writers = c["writer"]["writers"].as<int>();
-    memory += 2 * config_mib(c["writer"]["max_inflight_bytes"].as<std::string>()) + kRdkafkaQueueMiB + kFetchMiB +
-              writers * config_mib(c["writer"]["batch_max_bytes"].as<std::string>());
-    threads += 2 + writers + kRdkafkaThreads;  // progress reporter, table watch
-  } else {
-    memory += queries * c["query"]["max_limit"].as<double>() * kRowKiB / 1024;
-  }
+  const ResourceBound bound = resource_bound(effective_defaults(), GetParam() == "hbingest.service");
+  const double memory = bound.memory_mib;
+  const int threads = bound.threads;
   const double high = unit_mib(single(d, "MemoryHigh"));
   const double max = unit_mib(single(d, "MemoryMax"));
   EXPECT_GE(high, memory) << "MemoryHigh below what the defaults let the daemon hold (" << memory << " MiB)";
