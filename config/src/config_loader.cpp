@@ -4,9 +4,11 @@
 #include <sstream>
 
 #include "hbingest/config/loader.h"
+#include "hbingest/support/secrets.h"
 #include "reader.h"
 #include "sanity_check.h"
 #include "sections.h"
+#include "unsafe_settings.h"
 
 namespace hbingest::config {
 
@@ -29,9 +31,15 @@ LoadResult load_text(std::string_view yaml, std::string source_name, std::filesy
     reader.problem(top, "", "the config is empty; it needs at least kafka, hbase and routes");
   } else {
     detail::read_mapping(root, "", detail::config_options(), result.config, reader);
-    if (root.IsMap()) detail::sanity_check(result.config, reader);
+    if (root.IsMap()) {
+      detail::sanity_check(result.config, reader);
+      detail::warn_unsafe_settings(result.config, reader);
+    }
   }
   result.problems = reader.take_problems();
+  result.warnings = reader.take_warnings();
+  result.config.secrets = reader.take_secrets();
+  support::register_secrets(result.config.secrets);
   return result;
 }
 

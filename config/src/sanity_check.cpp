@@ -17,7 +17,8 @@ namespace {
 void check_kafka(const Config& c, Reader& r) {
   for (const auto& [name, value] : c.kafka.properties) {
     const std::string path = "kafka.properties." + name;
-    if (name == "enable.auto.commit" || name == "enable.auto.offset.store") {
+    // auto.commit.enable is librdkafka's legacy (topic-level) alias of enable.auto.commit.
+    if (name == "enable.auto.commit" || name == "auto.commit.enable" || name == "enable.auto.offset.store") {
       r.problem_at(path,
                    "hbingest manages commits itself (offsets are committed only after HBase acknowledged "
                    "the rows); remove this property");
@@ -34,7 +35,8 @@ void check_kafka(const Config& c, Reader& r) {
   }
   const bool dlq_used = c.dlq.on_invalid == OnInvalid::dlq || c.dlq.unknown_type == UnknownType::dlq;
   if (dlq_used && std::find(c.kafka.topics.begin(), c.kafka.topics.end(), c.dlq.topic) != c.kafka.topics.end()) {
-    r.problem_at("dlq.topic", "'" + c.dlq.topic + "' is also consumed (kafka.topics); bad events would loop");
+    r.problem_at("dlq.topic",
+                 r.shown("dlq.topic", c.dlq.topic) + " is also consumed (kafka.topics); bad events would loop");
   }
 }
 
@@ -48,29 +50,31 @@ void check_dlq(const Config& c, Reader& r) {
   if (error != std::errc{} || end != it->second.data() + it->second.size()) return;  // librdkafka reports it
   if (c.dlq.max_letter_bytes > producer_max) {
     r.problem_at("dlq.max_letter_bytes", "(" + format_size(c.dlq.max_letter_bytes) +
-                                             ") is larger than dlq.properties.message.max.bytes (" + it->second +
+                                             ") is larger than dlq.properties.message.max.bytes (" +
+                                             r.shown("dlq.properties.message.max.bytes", it->second, false) +
                                              "); the producer would refuse such letters");
   }
 }
 
 void check_endpoints(const Config& c, Reader& r) {
   for (std::size_t i = 0; i < c.hbase.endpoints.size(); ++i) {
+    const std::string path = "hbase.endpoints[" + std::to_string(i) + "]";
     try {
       support::parse_host_port(c.hbase.endpoints[i], 1);
     } catch (const std::invalid_argument& e) {
-      r.problem_at("hbase.endpoints[" + std::to_string(i) + "]", e.what());
+      r.problem_at(path, r.invalid(path, e.what(), "host:port"));
     }
   }
   const std::string& ns = c.hbase.ns;
   if (!std::all_of(ns.begin(), ns.end(),
                    [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {
-    r.problem_at("hbase.namespace", "'" + ns + "' may only hold letters, digits and '_'");
+    r.problem_at("hbase.namespace", r.shown("hbase.namespace", ns) + " may only hold letters, digits and '_'");
   }
   if (c.http.enabled) {
     try {
       support::parse_host_port(c.http.listen, 0);
     } catch (const std::invalid_argument& e) {
-      r.problem_at("http.listen", e.what());
+      r.problem_at("http.listen", r.invalid("http.listen", e.what(), "host:port"));
     }
   }
   int token_sources = 0;

@@ -24,13 +24,4 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
-bool is_secret_property(std::string_view name) {
-  static constexpr std::array<std::string_view, 7> kMarkers = {
-      "password", "secret", "token", "jaas", "ssl.key.pem", "sasl.oauthbearer.config", "credentials"};
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return std::any_of(kMarkers.begin(), kMarkers.end(),
-                     [&](std::string_view marker) { return lower.find(marker) != std::string::npos; });
-}
-
 }  // namespace hbingest::config::detail

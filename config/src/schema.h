@@ -19,6 +19,7 @@
 #include "hbingest/config/duration.h"
 #include "hbingest/config/size.h"
 #include "hbingest/support/did_you_mean.h"
+#include "hbingest/support/secrets.h"
 #include "reader.h"
 
 namespace hbingest::config::detail {
@@ -50,7 +51,7 @@ struct Option {
 template <class S>
 using Options = std::vector<Option<S>>;
 
-inline constexpr const char* kRedacted = "***";
+inline const std::string kRedacted(support::kRedacted);
 
 // Reads a mapping against its option table: unknown keys (with a suggestion), duplicate keys and
 // missing required keys become problems; every known key is remembered for cross-field messages.
@@ -111,10 +112,11 @@ Option<S> integer(std::string key, T S::*member, std::int64_t min, std::int64_t 
     const char* end = text->data() + text->size();
     auto [ptr, ec] = std::from_chars(text->data(), end, value);
     if (ec != std::errc{} || ptr != end) {
-      r.problem(node.Mark(), path, "expected an integer, got '" + *text + "'");
+      r.problem(node.Mark(), path, "expected an integer, got " + r.shown(path, *text));
     } else if (value < min || value > max) {
       r.problem(node.Mark(), path,
-                "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + *text);
+                "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+                    r.shown(path, *text, false));
     } else {
       s.*member = static_cast<T>(value);
     }
@@ -133,12 +135,13 @@ Option<S> size(std::string key, std::size_t S::*member, std::size_t min, std::si
       const std::size_t value = parse_size(*text);
       if (value < min || value > max) {
         r.problem(node.Mark(), path,
-                  "must be between " + format_size(min) + " and " + format_size(max) + ", got " + *text);
+                  "must be between " + format_size(min) + " and " + format_size(max) + ", got " +
+                      r.shown(path, *text, false));
         return;
       }
       s.*member = value;
     } catch (const std::invalid_argument& e) {
-      r.problem(node.Mark(), path, e.what());
+      r.problem(node.Mark(), path, r.invalid(path, e.what(), "a size"));
     }
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> { return YAML::Node(format_size(s.*member)); };
@@ -156,12 +159,13 @@ Option<S> duration(std::string key, std::chrono::milliseconds S::*member, std::c
       const auto value = parse_duration(*text);
       if (value < min || value > max) {
         r.problem(node.Mark(), path,
-                  "must be between " + format_duration(min) + " and " + format_duration(max) + ", got " + *text);
+                  "must be between " + format_duration(min) + " and " + format_duration(max) + ", got " +
+                      r.shown(path, *text, false));
         return;
       }
       s.*member = value;
     } catch (const std::invalid_argument& e) {
-      r.problem(node.Mark(), path, e.what());
+      r.problem(node.Mark(), path, r.invalid(path, e.what(), "a duration"));
     }
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> { return YAML::Node(format_duration(s.*member)); };
@@ -179,7 +183,7 @@ Option<S> boolean(std::string key, bool S::*member, std::string description) {
     if (const auto value = parse_bool(*text)) {
       s.*member = *value;
     } else {
-      r.problem(node.Mark(), path, "expected true or false, got '" + *text + "'");
+      r.problem(node.Mark(), path, "expected true or false, got " + r.shown(path, *text));
     }
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> { return YAML::Node(s.*member); };
@@ -201,7 +205,7 @@ Option<S> string(std::string key, std::string S::*member, std::string descriptio
       r.problem(node.Mark(), path, "must not be empty");
     } else if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *text) == allowed.end()) {
       r.problem(node.Mark(), path,
-                "'" + *text + "' is not one of " + join(allowed, ", ") + did_you_mean(*text, allowed));
+                r.shown(path, *text) + " is not one of " + join(allowed, ", ") + did_you_mean(*text, allowed));
     } else {
       s.*member = *text;
     }
@@ -244,7 +248,8 @@ Option<S> enumeration(std::string key, E S::*member, std::vector<std::pair<std::
         return;
       }
     }
-    r.problem(node.Mark(), path, "'" + *text + "' is not one of " + join(names, ", ") + did_you_mean(*text, names));
+    r.problem(node.Mark(), path,
+              r.shown(path, *text) + " is not one of " + join(names, ", ") + did_you_mean(*text, names));
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> {
     for (const auto& [name, value] : values) {
@@ -286,9 +291,6 @@ Option<S> string_list(std::string key, std::vector<std::string> S::*member, std:
   return o;
 }
 
-// Whether a librdkafka-style property holds a secret (printed as "***").
-bool is_secret_property(std::string_view name);
-
 template <class S, class Map>
 Option<S> string_map(std::string key, Map S::*member, std::string description) {
   Option<S> o{std::move(key), "map of strings", "", std::move(description)};
@@ -301,15 +303,15 @@ Option<S> string_map(std::string key, Map S::*member, std::string description) {
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       const std::string item_path = path + "." + name;
+      r.remember(item_path, entry.second.Mark());
       if (const auto text = r.scalar(entry.second, item_path, "a string")) {
         if (!(s.*member).emplace(name, *text).second) r.problem(entry.first.Mark(), item_path, "duplicate key");
-        r.remember(item_path, entry.second.Mark());
       }
     }
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> {
     YAML::Node map(YAML::NodeType::Map);
-    for (const auto& [name, value] : s.*member) map[name] = is_secret_property(name) ? kRedacted : value;
+    for (const auto& [name, value] : s.*member) map[name] = support::is_secret_key(name) ? kRedacted : value;
     return map;
   };
   return o;

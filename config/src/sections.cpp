@@ -146,6 +146,7 @@ Option<HttpConfig> token_file_option() {
         r.problem(node.Mark(), path, "file '" + *text + "' is empty");
         return;
       }
+      r.add_secret(token, path);
       http.bearer_token = token;
     } catch (const SubstitutionError& e) {
       r.problem(node.Mark(), path, e.what());
@@ -164,6 +165,7 @@ Option<HttpConfig> token_env_option() {
       r.problem(node.Mark(), path, "environment variable '" + *name + "' is not set or empty");
       return;
     }
+    r.add_secret(value, path);
     http.bearer_token = value;
   };
   return o;

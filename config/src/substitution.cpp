@@ -56,7 +56,8 @@ std::string read_secret_file(std::string_view path_text, const std::filesystem::
   return value;
 }
 
-std::string substitute(std::string_view text, const std::filesystem::path& base_dir) {
+std::string substitute(std::string_view text, const std::filesystem::path& base_dir,
+                       std::vector<std::string>* from_files) {
   std::string out;
   out.reserve(text.size());
   std::size_t pos = 0;
@@ -83,7 +84,9 @@ std::string substitute(std::string_view text, const std::filesystem::path& base_
     }
     const std::string_view reference = text.substr(dollar + 2, close - dollar - 2);
     if (reference.starts_with("file:")) {
-      out += read_secret_file(reference.substr(5), base_dir);
+      const std::string content = read_secret_file(reference.substr(5), base_dir);
+      if (from_files != nullptr) from_files->push_back(content);
+      out += content;
     } else if (!valid_env_name(reference)) {
       throw SubstitutionError("'${" + std::string(reference) +
                               "}' is neither an environment variable name nor ${file:PATH}");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hbingest::config::detail {
 
@@ -14,8 +15,10 @@ class SubstitutionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Replaces every reference in `text`. Relative file paths resolve against `base_dir`.
-std::string substitute(std::string_view text, const std::filesystem::path& base_dir);
+// Replaces every reference in `text`. Relative file paths resolve against `base_dir`. The contents
+// read through ${file:} (secrets, whatever the key) are appended to `from_files` when given.
+std::string substitute(std::string_view text, const std::filesystem::path& base_dir,
+                       std::vector<std::string>* from_files = nullptr);
 
 // Contents of a secret file (one trailing newline stripped); relative paths resolve against
 // `base_dir`. Throws SubstitutionError naming the file and the OS error.

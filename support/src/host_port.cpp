@@ -28,4 +28,8 @@ HostPort parse_host_port(std::string_view text, int min_port) {
   return HostPort{std::string(host), port};
 }
 
+bool is_loopback_host(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
 }  // namespace hbingest::support

@@ -1,6 +1,7 @@
 // deploy/container/Containerfile cannot be built here (no container engine), so check what would
 // silently break it: the runtime stage's packages must provide every shared library the built
-// binary loads (ldd, mapped to Debian packages with dpkg -S), and the image must run as non-root.
+// binary loads (ldd, mapped to Debian packages with dpkg -S), the base image and every package are
+// pinned to versions Debian 12 has, and the image must run as non-root.
 
 #include <gtest/gtest.h>
 
@@ -41,9 +42,10 @@ std::vector<Stage> parse_containerfile() {
   return stages;
 }
 
-// Package names after `apt-get install` in the stage's RUN instructions.
-std::set<std::string> installed_packages(const Stage& stage) {
-  std::set<std::string> packages;
+// Package -> pinned version ("" when unpinned) after `apt-get install` in the stage's RUN
+// instructions.
+std::map<std::string, std::string> package_pins(const Stage& stage) {
+  std::map<std::string, std::string> packages;
   for (const auto& instruction : stage.instructions) {
     std::istringstream words(instruction);
     std::string word;
@@ -54,11 +56,19 @@ std::set<std::string> installed_packages(const Stage& stage) {
       } else if (word == "&&" || word == ";") {
         installing = false;
       } else if (installing && word[0] != '-') {
-        packages.insert(word);
+        const auto eq = word.find('=');
+        packages[word.substr(0, eq)] = eq == std::string::npos ? "" : word.substr(eq + 1);
       }
     }
   }
   return packages;
+}
+
+// Package names after `apt-get install` in the stage's RUN instructions.
+std::set<std::string> installed_packages(const Stage& stage) {
+  std::set<std::string> names;
+  for (const auto& [name, version] : package_pins(stage)) names.insert(name);
+  return names;
 }
 
 // usrmerge: dpkg may know a library under /usr/lib while ldd reports /lib, or the other way round.
@@ -130,7 +140,7 @@ bool package_known(const std::string& package) {
 TEST(ContainerImage, IsMultiStageOnDebian12AndRunsAsNonRoot) {
   const auto stages = parse_containerfile();
   ASSERT_GE(stages.size(), 2u);
-  for (const auto& stage : stages) EXPECT_EQ(stage.from.rfind("debian:12", 0), 0u) << stage.from;
+  for (const auto& stage : stages) EXPECT_EQ(stage.from.rfind("debian:12.", 0), 0u) << stage.from;
   const auto& runtime = stages.back();
   std::string user, entrypoint;
   bool copies_binary = false;
@@ -197,6 +207,48 @@ TEST(ContainerImage, RuntimePackagesCoverEverySharedLibrary) {
     }
   }
   EXPECT_GE(checked, direct.size());
+}
+
+// The same Containerfile builds the same image: the base by an exact point-release tag (or a
+// digest), never a moving `debian:12`, and every package at an exact version that Debian 12 has.
+TEST(ContainerImage, BaseImageAndPackagesArePinned) {
+  const auto stages = parse_containerfile();
+  static const std::regex kPinnedBase(R"(debian:12\.\d+(@sha256:[0-9a-f]{64})?( AS \S+)?)");
+  for (const auto& stage : stages) {
+    EXPECT_TRUE(std::regex_match(stage.from, kPinnedBase)) << "FROM " << stage.from << ": pin the point release";
+    EXPECT_EQ(stage.from.substr(0, stage.from.find(' ')), stages.front().from.substr(0, stages.front().from.find(' ')))
+        << "the builder and the runtime start from the same base";
+  }
+  std::map<std::string, std::string> pins;
+  for (const auto& stage : stages) {
+    for (const auto& [package, version] : package_pins(stage)) {
+      EXPECT_FALSE(version.empty()) << package << ": pin it, " << package << "=<version from apt-cache policy>";
+      pins[package] = version;
+    }
+  }
+  // Installed here at that version, or known to apt: else the image no longer builds. One query
+  // each for all packages (apt-cache show exits 0 for an unknown version too: look for the record).
+  std::vector<std::string> installed_query = {"dpkg-query", "-W", "-f=${Package}=${Version}\n"};
+  std::vector<std::string> show_query = {"apt-cache", "show"};
+  for (const auto& [package, version] : pins) {
+    installed_query.push_back(package);
+    show_query.push_back(package + "=" + version);
+  }
+  const std::string installed = "\n" + run(installed_query).output;
+  std::set<std::string> known;
+  static const std::regex kRecord(R"(Package: (\S+)\n(?:[^\n]*\n)*?Version: (\S+)\n)");
+  const std::string records = run(show_query).output;
+  for (std::sregex_iterator it(records.begin(), records.end(), kRecord), last; it != last; ++it) {
+    known.insert((*it)[1].str() + "=" + (*it)[2].str());
+  }
+  for (const auto& [package, version] : pins) {
+    const std::string pin = package + "=" + version;
+    EXPECT_TRUE(installed.find("\n" + pin + "\n") != std::string::npos || known.contains(pin))
+        << pin << " is not in Debian 12 any more (a security update replaced it); bump the pin to the candidate "
+        << "of `apt-cache policy " << package << "`:\n"
+        << run({"apt-cache", "policy", package}).output;
+  }
+  EXPECT_GE(pins.size(), 30u);
 }
 
 }  // namespace

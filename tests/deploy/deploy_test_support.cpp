@@ -188,4 +188,34 @@ std::vector<std::string> check_promql_names(const std::string& expr) {
   return problems;
 }
 
+double config_mib(const std::string& size) {
+  std::smatch m;
+  if (!std::regex_match(size, m, std::regex(R"((\d+)(KiB|MiB|GiB))"))) throw std::invalid_argument(size);
+  const double n = std::stod(m[1]);
+  return m[2] == "KiB" ? n / 1024 : m[2] == "MiB" ? n : n * 1024;
+}
+
+ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
+  constexpr double kRowKiB = 1;                     // a stored event's cells
+  constexpr double kBaseMiB = 64;                   // code, heap slack, thread stacks
+  constexpr double kRdkafkaQueueMiB = 64;           // queued.max.messages.kbytes default
+  constexpr double kFetchMiB = 50;                  // fetch.max.bytes default
+  constexpr int kRdkafkaThreads = 2 * (3 + 2 * 6);  // two clients, six brokers
+  const int queries = c["http"]["max_concurrent_queries"].as<int>();
+  const int scans = c["query"]["concurrency"].as<int>();
+  ResourceBound bound;
+  bound.memory_mib = kBaseMiB + queries * scans * c["query"]["prefetch_chunks"].as<int>() *
+                                    c["query"]["chunk_rows"].as<int>() * kRowKiB / 1024;
+  bound.threads = 2 + 1 + queries + 2 + queries * scans;
+  if (ingest) {
+    const int writers = c["writer"]["writers"].as<int>();
+    bound.memory_mib += 2 * config_mib(c["writer"]["max_inflight_bytes"].as<std::string>()) + kRdkafkaQueueMiB +
+                        kFetchMiB + writers * config_mib(c["writer"]["batch_max_bytes"].as<std::string>());
+    bound.threads += 2 + writers + kRdkafkaThreads;
+  } else {
+    bound.memory_mib += queries * c["query"]["max_limit"].as<double>() * kRowKiB / 1024;
+  }
+  return bound;
+}
+
 }  // namespace hbingest::deploy_test

@@ -3,6 +3,8 @@
 // output, temporary directories, and the metric families the built daemon exports.
 // Not thread-safe (tests run one per process under ctest).
 
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -67,5 +69,21 @@ std::set<std::string> daemon_label_names();
 // family does not carry, and `by (...)`/`without (...)` labels no family carries. Empty when the
 // expression is fine.
 std::vector<std::string> check_promql_names(const std::string& expr);
+
+// What a daemon with config `effective` (check-config --print-effective) may hold at worst, as the
+// systemd units' comments write it out: in-flight bytes and as much again in dead letters,
+// librdkafka's prefetch queue (64 MiB) and one fetch (50 MiB), a Thrift copy of each writer's batch,
+// the query prefetch (concurrent queries x scans x chunks x rows of ~1 KiB) and 64 MiB of base;
+// `serve` (ingest false) holds the queries and their responses (max_limit rows each) only. Threads:
+// main, signals, HTTP listener and pool (max_concurrent_queries + 2), the scans, and for ingest the
+// progress reporter, table watch, writers and librdkafka (two clients, six brokers: 30).
+struct ResourceBound {
+  double memory_mib = 0;
+  int threads = 0;
+};
+ResourceBound resource_bound(const YAML::Node& effective, bool ingest);
+
+// MiB in a size the config prints ("256MiB", "2MiB", "512KiB").
+double config_mib(const std::string& size);
 
 }  // namespace hbingest::deploy_test

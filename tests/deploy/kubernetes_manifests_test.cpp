@@ -1,6 +1,8 @@
-// deploy/kubernetes/: every manifest parses and names itself, the Deployment probes the endpoints
-// the daemon serves, outlives its drain, runs locked down, and the ConfigMap + Secret it projects
-// into /etc/hbingest form a config that `hbingest check-config` accepts.
+// deploy/kubernetes/: every manifest parses, names itself and passes Kubernetes' own schemas
+// (kubernetes-validate, offline), the Deployment probes the endpoints the daemon serves, outlives
+// its drain, runs locked down, the NetworkPolicy opens only what the config needs, the example
+// Secret is never applied, and the ConfigMap + Secret it projects into /etc/hbingest form a config
+// that `hbingest check-config` accepts.
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "deploy_test_support.h"
 
@@ -109,9 +112,10 @@ TEST(KubernetesManifests, EveryObjectParsesAndNamesItself) {
     EXPECT_FALSE(m.node["metadata"]["name"].as<std::string>("").empty()) << m.file << ": metadata.name";
     kinds.insert(m.node["apiVersion"].as<std::string>("") + "/" + m.node["kind"].as<std::string>(""));
   }
-  for (const char* kind : {"apps/v1/Deployment", "v1/ConfigMap", "v1/Secret", "v1/Service",
-                           "policy/v1/PodDisruptionBudget", "monitoring.coreos.com/v1/ServiceMonitor",
-                           "monitoring.coreos.com/v1/PodMonitor", "kustomize.config.k8s.io/v1beta1/Kustomization"}) {
+  for (const char* kind :
+       {"apps/v1/Deployment", "v1/ConfigMap", "v1/Secret", "v1/Service", "networking.k8s.io/v1/NetworkPolicy",
+        "policy/v1/PodDisruptionBudget", "monitoring.coreos.com/v1/ServiceMonitor",
+        "monitoring.coreos.com/v1/PodMonitor", "kustomize.config.k8s.io/v1beta1/Kustomization"}) {
     EXPECT_TRUE(kinds.contains(kind)) << "missing " << kind;
   }
 }
@@ -123,6 +127,22 @@ TEST(KubernetesManifests, KustomizationResourcesExist) {
     EXPECT_TRUE(std::filesystem::is_regular_file(manifest_dir() / resource.as<std::string>()))
         << resource.as<std::string>();
   }
+}
+
+// Before, the kustomization applied secret.example.yaml, so its placeholder token went live. The
+// Deployment names a Secret the operator creates (docs/operations.md).
+TEST(KubernetesManifests, KustomizationNeverAppliesASecret) {
+  const auto manifests = load_manifests();
+  const auto kustomization = find_kind(manifests, "Kustomization");
+  std::set<std::string> resources;
+  for (const auto& resource : kustomization["resources"]) resources.insert(resource.as<std::string>());
+  for (const auto& m : manifests) {
+    if (m.node["kind"].as<std::string>("") == "Secret") {
+      EXPECT_FALSE(resources.contains(m.file)) << m.file << " is an example: the operator creates the Secret";
+    }
+  }
+  EXPECT_TRUE(resources.contains("networkpolicy.yaml"));
+  EXPECT_FALSE(kustomization["secretGenerator"].IsDefined()) << "no secret values in the repository";
 }
 
 TEST(KubernetesManifests, SecretExampleHoldsOnlyPlaceholders) {
@@ -249,11 +269,119 @@ TEST(KubernetesManifests, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) 
   EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(metrics_port));
   EXPECT_EQ(effective["http"]["bearer_token"].as<std::string>(""), "***") << "the query API needs the token";
 
+  // The container's memory limit covers what this config lets the daemon hold (the same sum as
+  // the systemd units', deploy_test_support.h), and its request the in-flight events at least.
+  const std::string limit = container["resources"]["limits"]["memory"].as<std::string>();
+  ASSERT_TRUE(limit.ends_with("Mi") || limit.ends_with("Gi")) << limit;
+  const double limit_mib = std::stod(limit) * (limit.ends_with("Gi") ? 1024 : 1);
+  const double bound_mib = resource_bound(effective, true).memory_mib;
+  EXPECT_GE(limit_mib, bound_mib) << "the OOM killer would stop the daemon within its own bounds";
+  EXPECT_LE(limit_mib, 2 * bound_mib);
+
   // The whole shutdown fits in shutdown_deadline; the daemon's backstop (app/signals.h,
   // SignalWatcher::kStopGrace) ends it 5 s later at the latest. SIGKILL must come after both.
   const double budget = duration_seconds(effective["shutdown_deadline"].as<std::string>()) + 5;
   EXPECT_GT(pod["terminationGracePeriodSeconds"].as<double>(0), budget)
       << "SIGKILL would cut the shutdown short: keep terminationGracePeriodSeconds above shutdown_deadline + 5 s";
+}
+
+// Ports of a comma-separated host:port list ("a:9093,b:9093") or of a sequence of host:port.
+std::set<int> ports_of(const YAML::Node& node) {
+  std::vector<std::string> endpoints;
+  if (node.IsSequence()) {
+    endpoints = node.as<std::vector<std::string>>();
+  } else {
+    std::stringstream list(node.as<std::string>());
+    for (std::string item; std::getline(list, item, ',');) endpoints.push_back(item);
+  }
+  std::set<int> ports;
+  for (const auto& endpoint : endpoints) ports.insert(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  return ports;
+}
+
+// The NetworkPolicy selects the daemon's pods, admits the HTTP port only from the monitoring
+// namespace and labelled client pods, and lets the pods reach DNS, the Kafka brokers and the
+// Thrift2 gateways of configmap.yaml, nothing else.
+TEST(KubernetesManifests, NetworkPolicyOpensOnlyWhatTheConfigNeeds) {
+  const auto manifests = load_manifests();
+  const auto policy = find_kind(manifests, "NetworkPolicy");
+  const auto deployment = find_kind(manifests, "Deployment");
+  EXPECT_TRUE(
+      labels_match(policy["spec"]["podSelector"]["matchLabels"], deployment["spec"]["template"]["metadata"]["labels"]));
+  const auto types = policy["spec"]["policyTypes"].as<std::vector<std::string>>();
+  EXPECT_EQ(std::set<std::string>(types.begin(), types.end()), (std::set<std::string>{"Ingress", "Egress"}));
+
+  ASSERT_TRUE(policy["spec"]["ingress"].IsSequence());
+  std::set<std::string> sources;
+  for (const auto& rule : policy["spec"]["ingress"]) {
+    ASSERT_TRUE(rule["from"].IsSequence() && rule["from"].size() > 0)
+        << "an ingress rule without `from` admits everyone";
+    ASSERT_TRUE(rule["ports"].IsSequence() && rule["ports"].size() > 0) << "an ingress rule without ports opens all";
+    for (const auto& port : rule["ports"]) {
+      EXPECT_EQ(port["port"].as<std::string>(""), "metrics") << "only the container's HTTP port";
+    }
+    for (const auto& peer : rule["from"]) {
+      EXPECT_FALSE(peer["ipBlock"].IsDefined()) << "no address ranges: peers are named";
+      if (peer["namespaceSelector"]) {
+        EXPECT_FALSE(peer["podSelector"].IsDefined());
+        sources.insert("namespace " +
+                       peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"].as<std::string>(""));
+      } else {
+        ASSERT_TRUE(peer["podSelector"]["matchLabels"].IsMap() && peer["podSelector"]["matchLabels"].size() > 0);
+        sources.insert("pods");
+      }
+    }
+  }
+  EXPECT_EQ(sources, (std::set<std::string>{"namespace monitoring", "pods"}));
+
+  // Egress: every rule names its peers and ports; together they cover DNS and the config's peers.
+  const YAML::Node config = YAML::Load(find_kind(manifests, "ConfigMap")["data"]["hbingest.yaml"].as<std::string>());
+  std::set<int> needed = ports_of(config["kafka"]["bootstrap_servers"]);
+  const std::set<int> gateways = ports_of(config["hbase"]["endpoints"]);
+  needed.insert(gateways.begin(), gateways.end());
+  std::set<std::string> allowed;
+  for (const auto& rule : policy["spec"]["egress"]) {
+    ASSERT_TRUE(rule["to"].IsSequence() && rule["to"].size() > 0) << "an egress rule without `to` allows all";
+    ASSERT_TRUE(rule["ports"].IsSequence() && rule["ports"].size() > 0);
+    for (const auto& port : rule["ports"]) {
+      allowed.insert(port["protocol"].as<std::string>("TCP") + "/" + port["port"].as<std::string>());
+    }
+  }
+  EXPECT_TRUE(allowed.contains("UDP/53") && allowed.contains("TCP/53")) << "DNS";
+  for (const int port : needed) EXPECT_TRUE(allowed.contains("TCP/" + std::to_string(port))) << port;
+  EXPECT_EQ(allowed.size(), needed.size() + 2) << "nothing beyond DNS, Kafka and the gateways";
+}
+
+// Kubernetes' own OpenAPI schemas, offline: kubernetes-validate (PyPI, stack/requirements.txt)
+// ships them. --strict rejects unknown fields too (a misspelt `readinessProbe` would otherwise be
+// dropped silently by the API server's older pruning). CRDs (ServiceMonitor, PodMonitor) and the
+// Kustomization have no built-in schema: the tests above check them.
+std::filesystem::path kubernetes_validate() { return source_dir() / ".venv" / "bin" / "kubernetes-validate"; }
+
+TEST(KubernetesManifests, BuiltInKindsPassTheKubernetesSchemas) {
+  // A missing tool is a failure, not a skip: stack/hbstack fetch installs it.
+  ASSERT_TRUE(std::filesystem::exists(kubernetes_validate())) << "run stack/hbstack fetch (stack/requirements.txt)";
+  int validated = 0;
+  for (const auto& m : load_manifests()) {
+    const std::string api = m.node["apiVersion"].as<std::string>("");
+    if (api.find("monitoring.coreos.com") != std::string::npos || api.find("kustomize") != std::string::npos) continue;
+    const auto result = run({kubernetes_validate().string(), "--strict", (manifest_dir() / m.file).string()});
+    EXPECT_EQ(result.exit_code, 0) << m.file << ":\n" << result.output;
+    EXPECT_NE(result.output.find("passed"), std::string::npos) << m.file << ":\n" << result.output;
+    ++validated;
+  }
+  EXPECT_GE(validated, 7);
+}
+
+TEST(KubernetesManifests, SchemaValidationReportsAnInjectedMistake) {
+  ASSERT_TRUE(std::filesystem::exists(kubernetes_validate()));
+  const TempDir dir;
+  std::string policy = read_file(manifest_dir() / "networkpolicy.yaml");
+  policy.replace(policy.find("policyTypes"), 11, "policyTypess");
+  write_file(dir.path() / "networkpolicy.yaml", policy);
+  const auto result = run({kubernetes_validate().string(), "--strict", (dir.path() / "networkpolicy.yaml").string()});
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("policyTypess"), std::string::npos) << result.output;
 }
 
 }  // namespace

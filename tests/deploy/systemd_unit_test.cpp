@@ -1,7 +1,9 @@
 // deploy/systemd/*.service: systemd-analyze verify must be silent about the unit, the hardening and
-// lifecycle directives the daemon relies on must be there, and the offline security score is logged.
+// lifecycle directives the daemon relies on must be there, MemoryMax/TasksMax cover what the
+// config's defaults let the daemon hold, and the offline security score is logged.
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstring>
@@ -164,6 +166,44 @@ TEST_P(SystemdUnitTest, StopTimeoutExceedsTheShutdownBudgetAndItsBackstop) {
   const auto d = directives(read_file(unit_path(GetParam())));
   EXPECT_GT(seconds_of(single(d, "TimeoutStopSec")), kDefaultShutdownDeadlineSeconds + kStopGraceSeconds)
       << "systemd would SIGKILL the shutdown before shutdown_deadline + " << kStopGraceSeconds << " s";
+}
+
+// The daemon's defaults as it reports them: check-config --print-effective of a minimal config.
+YAML::Node effective_defaults() {
+  const TempDir dir;
+  const auto config = dir.path() / "minimal.yaml";
+  write_file(config,
+             "kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\nhbase: {endpoints: [\"h:9090\"]}\n"
+             "routes:\n  - {event_types: [login], table: events, preset: events}\n");
+  const auto result = run({hbingest_binary().string(), "check-config", config.string(), "--print-effective"});
+  if (result.exit_code != 0) throw std::runtime_error("check-config failed: " + result.output);
+  return YAML::Load(result.output);
+}
+
+// MiB in a systemd byte value ("1G", "1280M"; systemd's K/M/G are powers of 1024).
+double unit_mib(const std::string& value) {
+  std::smatch m;
+  if (!std::regex_match(value, m, std::regex(R"((\d+)([KMG]))"))) throw std::invalid_argument(value);
+  const double n = std::stod(m[1]);
+  return m[2] == "K" ? n / 1024 : m[2] == "M" ? n : n * 1024;
+}
+
+// The arithmetic the units' comments write out (resource_bound), from the effective defaults: a
+// change of a default (or of the units) that breaks it fails here.
+TEST_P(SystemdUnitTest, MemoryAndTaskBoundsCoverTheConfigDefaults) {
+  const auto d = directives(read_file(unit_path(GetParam())));
+  const ResourceBound bound = resource_bound(effective_defaults(), GetParam() == "hbingest.service");
+  const double memory = bound.memory_mib;
+  const int threads = bound.threads;
+  const double high = unit_mib(single(d, "MemoryHigh"));
+  const double max = unit_mib(single(d, "MemoryMax"));
+  EXPECT_GE(high, memory) << "MemoryHigh below what the defaults let the daemon hold (" << memory << " MiB)";
+  EXPECT_GT(max, high);
+  EXPECT_LE(max, 2 * memory) << "MemoryMax far above the bound bounds nothing";
+  EXPECT_EQ(single(d, "MemorySwapMax"), "0") << "swapping in-flight events only delays the OOM";
+  const int tasks = std::stoi(single(d, "TasksMax"));
+  EXPECT_GE(tasks, threads);
+  EXPECT_LE(tasks, 2 * threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(Units, SystemdUnitTest, ::testing::Values("hbingest.service", "hbingest-serve.service"),

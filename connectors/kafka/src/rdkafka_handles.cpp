@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "hbingest/connectors/kafka_error.h"
+#include "hbingest/support/secrets.h"
 
 namespace hbingest::connectors::detail {
 
@@ -63,7 +64,10 @@ void check_error(ErrorPtr error, std::string_view context) {
 void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string_view what) {
   std::array<char, 512> errstr{};
   if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr.data(), errstr.size()) != RD_KAFKA_CONF_OK) {
-    throw std::invalid_argument(std::string(what) + ": property '" + key + "': " + errstr.data());
+    // librdkafka's reason quotes the value ("Invalid value \"...\" for ..."): never a secret one.
+    const std::string reason =
+        support::is_secret_key(key) ? support::scrub(errstr.data(), {value}) : std::string(errstr.data());
+    throw std::invalid_argument(std::string(what) + ": property '" + key + "': " + reason);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "hbingest/config/duration.h"
+#include "hbingest/support/secrets.h"
 
 namespace hbingest::app {
 
@@ -53,6 +54,32 @@ class JsonFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
+// Scrubs the process's registered secrets (support/secrets.h) from each message before the
+// wrapped formatter lays it out: every line passes here, librdkafka's own log lines included, so
+// a secret echoed by any library never reaches the journal. The payload is scrubbed, not the
+// formatted line, so JSON escaping cannot hide a secret from the search.
+class ScrubbingFormatter final : public spdlog::formatter {
+ public:
+  explicit ScrubbingFormatter(std::unique_ptr<spdlog::formatter> inner) : inner_(std::move(inner)) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string_view payload(msg.payload.data(), msg.payload.size());
+    const std::string scrubbed = support::scrub_registered(payload);
+    if (scrubbed == payload) {
+      inner_->format(msg, dest);
+      return;
+    }
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(scrubbed.data(), scrubbed.size());
+    inner_->format(copy, dest);
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<ScrubbingFormatter>(inner_->clone());
+  }
+
+ private:
+  std::unique_ptr<spdlog::formatter> inner_;
+};
+
 spdlog::level::level_enum parse_level(std::string_view text) {
   for (int i = spdlog::level::trace; i < spdlog::level::n_levels; ++i) {
     const auto level = static_cast<spdlog::level::level_enum>(i);
@@ -71,9 +98,10 @@ std::unique_ptr<spdlog::formatter> make_json_formatter() { return std::make_uniq
 void setup_logging(const config::LoggingConfig& config, std::shared_ptr<spdlog::sinks::sink> sink) {
   const auto level = parse_level(config.level);
   if (config.format == config::LogFormat::json) {
-    sink->set_formatter(make_json_formatter());
+    sink->set_formatter(std::make_unique<ScrubbingFormatter>(make_json_formatter()));
   } else {
-    sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(kTextPattern, spdlog::pattern_time_type::utc));
+    sink->set_formatter(std::make_unique<ScrubbingFormatter>(
+        std::make_unique<spdlog::pattern_formatter>(kTextPattern, spdlog::pattern_time_type::utc)));
   }
   auto logger = std::make_shared<spdlog::logger>(kLoggerName, std::move(sink));
   logger->set_level(level);

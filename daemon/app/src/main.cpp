@@ -9,6 +9,7 @@
 
 #include "hbingest/app/commands.h"
 #include "hbingest/app/version.h"
+#include "hbingest/support/secrets.h"
 
 namespace {
 
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
       try {
         return cmd.run(args);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "hbingest %s: %s\n", argv[1], e.what());
+        // A library's error text may quote a configured value (librdkafka does): scrub the secrets.
+        std::fprintf(stderr, "hbingest %s: %s\n", argv[1], hbingest::support::scrub_registered(e.what()).c_str());
         return 1;
       }
     }

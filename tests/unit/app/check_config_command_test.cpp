@@ -158,5 +158,41 @@ TEST(CheckConfig, KeyWithoutPartitionAndOffsetIsWarnedAboutAsNotUniquePerRecord)
                                ":8: routes[0].key: the key does not contain kafka:partition and kafka:offset"));
 }
 
+// Unsafe settings are warnings (exit 0); secrets never appear in anything check-config prints.
+TEST(CheckConfig, WarnsAboutUnsafeSettingsAndNeverPrintsSecrets) {
+  const auto secret = write_temp("secret-file", "SENTINEL-d00dfeed\n");
+  const auto file = write_temp("unsafe.yaml",
+                               "kafka:\n  bootstrap_servers: b:9092\n  topics: [logins]\n"
+                               "  properties: {auto.offset.reset: latest, sasl.oauthbearer.extensions: "
+                               "\"${file:" +
+                                   secret.string() +
+                                   "}\"}\n"
+                                   "hbase: {endpoints: [\"h:9090\"]}\n"
+                                   "dlq: {properties: {acks: \"1\"}}\n"
+                                   "http: {listen: \"0.0.0.0:8080\"}\n"
+                                   "routes:\n  - {event_types: [login], table: logins, preset: events}\n");
+  const CommandRun ok = run({file.string(), "--print-effective"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_THAT(ok.err, HasSubstr("warning: " + file.string() + ":4:"));
+  EXPECT_THAT(ok.err, HasSubstr("kafka.properties.auto.offset.reset: a new consumer group"));
+  EXPECT_THAT(ok.err, HasSubstr("dlq.properties.acks: a dead letter acknowledged with acks 1"));
+  EXPECT_THAT(ok.err, HasSubstr("http.listen: '0.0.0.0:8080' is reachable from other machines"));
+  EXPECT_THAT(ok.out + ok.err, Not(HasSubstr("SENTINEL")));
+  EXPECT_THAT(ok.out, HasSubstr("sasl.oauthbearer.extensions: \"***\""));
+
+  // The same secret where it cannot be valid: the problem names the reference, not the value.
+  const auto bad = write_temp("bad-secret.yaml",
+                              "kafka: {bootstrap_servers: \"b:9092\", topics: [logins]}\n"
+                              "hbase: {endpoints: [\"h:9090\"]}\n"
+                              "writer: {writers: \"${file:" +
+                                  secret.string() +
+                                  "}\"}\n"
+                                  "routes:\n  - {event_types: [login], table: logins, preset: events}\n");
+  const CommandRun failed = run({bad.string(), "--print-effective"});
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_THAT(failed.err, HasSubstr("writer.writers: expected an integer, got the value of '${file:"));
+  EXPECT_THAT(failed.out + failed.err, Not(HasSubstr("SENTINEL")));
+}
+
 }  // namespace
 }  // namespace hbingest::app

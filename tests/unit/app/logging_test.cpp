@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hbingest/app/logging.h"
+#include "hbingest/support/secrets.h"
 #include "text_lines.h"
 
 namespace hbingest::app {
@@ -59,6 +60,25 @@ TEST(Logging, TextFormatAndLevelChanges) {
   EXPECT_THROW(setup_logging({.level = "loud", .format = config::LogFormat::text},
                              std::make_shared<spdlog::sinks::ostream_sink_mt>(out)),
                std::invalid_argument);
+}
+
+// Every line passes the scrubber, whatever logs it (librdkafka's log callback logs through
+// spdlog too): a registered secret never reaches the sink, in either format, even where JSON
+// escaping would change its bytes.
+TEST(Logging, RegisteredSecretsAreScrubbedInBothFormats) {
+  support::clear_registered_secrets();
+  support::register_secrets({"hunter2-secret", "quo\"ted-secret"});
+  for (const auto format : {config::LogFormat::text, config::LogFormat::json}) {
+    std::ostringstream out;
+    setup_logging({.level = "debug", .format = format}, std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+    spdlog::debug("rdkafka#consumer-1 CONF: sasl.password = hunter2-secret");
+    spdlog::error("auth failed with quo\"ted-secret and hunter2-secret");
+    spdlog::default_logger()->flush();
+    EXPECT_THAT(out.str(), Not(HasSubstr("hunter2")));
+    EXPECT_THAT(out.str(), Not(HasSubstr("ted-secret")));
+    EXPECT_THAT(out.str(), HasSubstr("sasl.password = ***"));
+  }
+  support::clear_registered_secrets();
 }
 
 }  // namespace

@@ -438,5 +438,213 @@ dlq:
   EXPECT_EQ(node["kafka"]["properties"]["security.protocol"].as<std::string>(), "SASL_SSL");
 }
 
+// A secret read through ${file:} or ${ENV} into a key that does not accept it (wrong type, out of
+// range, not host:port, a YAML-looking file, a size with a bad "unit" that the parser quotes) is
+// never echoed: the problem names the reference. Before, "writers: ${file:pw}" printed
+// "expected an integer, got '<the password>'".
+TEST(Secrets, ProblemsNeverEchoASubstitutedValue) {
+  TempDir dir;
+  const std::string sentinel = "SENTINEL-c0ffee";
+  const auto pw = dir.write("pw", sentinel + "\n");
+  const auto yamlish = dir.write("yamlish", "{[: \"" + sentinel + "\n  - ]\n");
+  const auto unit = dir.write("unit", "12" + sentinel + "\n");
+  ::setenv("HBINGEST_TEST_SECRET", sentinel.c_str(), 1);
+  const std::vector<std::string> references = {"${file:" + pw.string() + "}", "${file:" + yamlish.string() + "}",
+                                               "${file:" + unit.string() + "}", "${HBINGEST_TEST_SECRET}",
+                                               "x${file:" + pw.string() + "}y"};
+  // Each places the reference where it cannot be valid.
+  const std::vector<std::string> placements = {
+      "writer: {writers: \"REF\"}",
+      "writer: {batch_max_bytes: \"REF\"}",
+      "writer: {linger: \"REF\"}",
+      "writer: {durability: \"REF\"}",
+      "decode: {kafka_time_fallback: \"REF\"}",
+      "decode: {columns: \"REF\"}",
+      "http: {listen: \"REF\"}",
+      "hbase: {endpoints: [\"REF\"], namespace: \"REF\"}",
+      "dlq: {topic: \"REF\"}\nkafka: {bootstrap_servers: b:9092, topics: [\"REF\"]}",
+  };
+  for (const auto& reference : references) {
+    for (std::string placement : placements) {
+      for (std::size_t at = placement.find("REF"); at != std::string::npos; at = placement.find("REF"))
+        placement.replace(at, 3, reference);
+      std::string yaml = placement + "\n";
+      if (placement.find("kafka:") == std::string::npos) yaml += "kafka: {bootstrap_servers: b:9092, topics: [t]}\n";
+      if (placement.find("hbase:") == std::string::npos) yaml += "hbase: {endpoints: [\"h:9090\"]}\n";
+      yaml += "routes:\n  - {event_types: [login], table: events, preset: events}\n";
+      const auto problems = try_load_config(dir.write("c.yaml", yaml)).problems;
+      EXPECT_THAT(problems, Not(SizeIs(0))) << yaml;
+      for (const auto& problem : problems) {
+        EXPECT_THAT(problem, Not(HasSubstr(sentinel))) << yaml;
+        EXPECT_THAT(problem, Not(HasSubstr("c0ffee"))) << yaml;  // nor a part of it
+      }
+      EXPECT_THAT(problems, Contains(HasSubstr("the value of '" + reference + "'"))) << yaml;
+    }
+  }
+}
+
+// The literal value of a secret key is scrubbed too when another rule quotes it.
+TEST(Secrets, LiteralSecretValuesAreCollectedAndScrubbed) {
+  TempDir dir;
+  const auto file = dir.write("c.yaml", R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [t]
+  properties: {sasl.password: "literal-pw-1", ssl.key.location: /etc/k.pem}
+hbase: {endpoints: ["h:9090"]}
+dlq: {topic: "x literal-pw-1", properties: {message.max.bytes: "4096"}}
+routes:
+  - {event_types: [login], table: events, preset: events}
+)");
+  const auto result = try_load_config(file);
+  EXPECT_THAT(result.config.secrets, Contains("literal-pw-1"));
+  EXPECT_THAT(result.config.secrets, Not(Contains("/etc/k.pem")));  // a path, not a secret
+  ASSERT_THAT(result.problems, Not(SizeIs(0)));                     // max_letter_bytes > message.max.bytes
+  const std::string effective = effective_config_yaml(result.config);
+  EXPECT_THAT(effective, Not(HasSubstr("literal-pw-1")));
+  EXPECT_THAT(effective, HasSubstr("/etc/k.pem"));
+}
+
+// A ${file:} read into a key whose name does not say secret is still printed as ***.
+TEST(EffectiveConfig, RedactsFileContentsWhateverTheKey) {
+  TempDir dir;
+  const auto broker = dir.write("broker", "broker-SENTINEL:9092\n");
+  const auto ext = dir.write("ext", "traceId=SENTINEL-ext\n");
+  const auto file =
+      dir.write("c.yaml", "kafka:\n  bootstrap_servers: ${file:" + broker.string() +
+                              "}\n  topics: [t]\n  properties: {sasl.oauthbearer.extensions: \"${file:" + ext.string() +
+                              "}\"}\nhbase: {endpoints: [\"h:9090\"]}\nroutes:\n"
+                              "  - {event_types: [login], table: events, preset: events}\n");
+  const auto result = try_load_config(file);
+  ASSERT_THAT(result.problems, SizeIs(0));
+  EXPECT_EQ(result.config.kafka.bootstrap_servers, "broker-SENTINEL:9092");
+  const std::string effective = effective_config_yaml(result.config);
+  EXPECT_THAT(effective, Not(HasSubstr("SENTINEL")));
+  const YAML::Node node = YAML::Load(effective);
+  EXPECT_EQ(node["kafka"]["bootstrap_servers"].as<std::string>(), "***");
+  EXPECT_EQ(node["kafka"]["properties"]["sasl.oauthbearer.extensions"].as<std::string>(), "***");
+}
+
+// ---- unsafe settings: warnings, not problems ---------------------------------------------------
+
+std::vector<std::string> warnings_of(const std::string& extra) {
+  const auto result = try_load_config_text(std::string(kMinimal) + extra, "test.yaml");
+  EXPECT_THAT(result.problems, SizeIs(0)) << extra;
+  return result.warnings;
+}
+
+TEST(UnsafeSettings, SafeDefaultsWarnAboutNothing) {
+  EXPECT_THAT(warnings_of(""), SizeIs(0));
+  EXPECT_THAT(warnings_of("dlq: {properties: {acks: all}}\nhttp: {listen: \"127.0.0.1:0\"}\n"), SizeIs(0));
+  EXPECT_THAT(warnings_of("dlq: {properties: {request.required.acks: \"-1\"}}\nhttp: {listen: \"localhost:9\"}\n"),
+              SizeIs(0));
+  EXPECT_THAT(warnings_of("http: {enabled: false, listen: \"0.0.0.0:8080\"}\n"), SizeIs(0));
+}
+
+TEST(UnsafeSettings, AutoOffsetResetLatestSkipsDataOfANewGroup) {
+  for (const char* value : {"latest", "largest", "END", "Latest"}) {
+    const auto result = try_load_config_text(std::string(R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  properties: {auto.offset.reset: )") + value + R"(}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - {event_types: [login], table: events, preset: events}
+)",
+                                             "test.yaml");
+    EXPECT_THAT(result.problems, SizeIs(0));
+    EXPECT_THAT(result.warnings, ElementsAre(AllOf(problem_at(4, "kafka.properties.auto.offset.reset"),
+                                                   HasSubstr("silently skips every event"))))
+        << value;
+  }
+  const auto earliest = try_load_config_text(R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  properties: {auto.offset.reset: earliest}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - {event_types: [login], table: events, preset: events}
+)",
+                                             "test.yaml");
+  EXPECT_THAT(earliest.warnings, SizeIs(0));
+}
+
+TEST(UnsafeSettings, DeadLetterAcksOtherThanAll) {
+  for (const char* acks : {"acks: \"1\"", "acks: \"0\"", "request.required.acks: \"1\""}) {
+    EXPECT_THAT(warnings_of("dlq:\n  properties: {" + std::string(acks) + "}\n"),
+                ElementsAre(AllOf(problem_at(11, "dlq.properties."), HasSubstr("can be lost"))))
+        << acks;
+  }
+}
+
+TEST(UnsafeSettings, OpenHttpPortWithoutToken) {
+  for (const char* listen : {"0.0.0.0:8080", "[::]:8080", "10.1.2.3:8080", "ingest.example:8080"}) {
+    EXPECT_THAT(warnings_of("http:\n  listen: \"" + std::string(listen) + "\"\n"),
+                ElementsAre(AllOf(problem_at(11, "http.listen"), HasSubstr("no bearer token"))))
+        << listen;
+  }
+  ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
+  EXPECT_THAT(warnings_of("http:\n  listen: \"0.0.0.0:8080\"\n  token_env: HBINGEST_TEST_TOKEN\n"), SizeIs(0));
+  // A token that failed to load is a problem, not an open port: no warning on top of it.
+  const auto missing = try_load_config_text(
+      std::string(kMinimal) + "http:\n  listen: \"0.0.0.0:8080\"\n  token_file: /no/such/token\n", "test.yaml");
+  EXPECT_THAT(missing.problems, ElementsAre(HasSubstr("http.token_file: cannot read file")));
+  EXPECT_THAT(missing.warnings, SizeIs(0));
+}
+
+TEST(UnsafeSettings, TransportSecurityWeakened) {
+  const auto with = [](const std::string& section, const std::string& properties) {
+    const std::string kafka = section == "kafka" ? ", properties: {" + properties + "}" : "";
+    const std::string dlq = section == "dlq" ? "dlq: {properties: {" + properties + "}}\n" : "";
+    return try_load_config_text("kafka: {bootstrap_servers: \"b:9092\", topics: [events]" + kafka +
+                                    "}\nhbase: {endpoints: [\"h:9090\"]}\nroutes:\n"
+                                    "  - {event_types: [login], table: events, preset: events}\n" +
+                                    dlq,
+                                "test.yaml")
+        .warnings;
+  };
+  for (const std::string section : {"kafka", "dlq"}) {
+    EXPECT_THAT(with(section, "security.protocol: SASL_PLAINTEXT, sasl.mechanism: PLAIN"),
+                ElementsAre(AllOf(HasSubstr(section + ".properties.security.protocol"), HasSubstr("in clear text"))));
+    EXPECT_THAT(with(section, "security.protocol: SASL_SSL, sasl.mechanism: PLAIN"), SizeIs(0));
+    EXPECT_THAT(with(section, "security.protocol: SASL_PLAINTEXT, sasl.mechanism: SCRAM-SHA-512"), SizeIs(0));
+    EXPECT_THAT(with(section, "enable.ssl.certificate.verification: \"false\""),
+                ElementsAre(HasSubstr("impersonate the broker")));
+    EXPECT_THAT(with(section, "ssl.endpoint.identification.algorithm: none"),
+                ElementsAre(HasSubstr("host name is not checked")));
+  }
+}
+
+TEST(UnsafeSettings, AutoCommitStaysAnError) {
+  // Warnings are for settings that run; these would make librdkafka commit offsets of events not
+  // yet stored, so the loader refuses them (and KafkaSource forces them off regardless).
+  for (const char* property : {"enable.auto.commit", "auto.commit.enable", "enable.auto.offset.store"}) {
+    const auto result = try_load_config_text(R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  properties: {)" + std::string(property) + R"(: "true"}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - {event_types: [login], table: events, preset: events}
+)",
+                                             "test.yaml");
+    EXPECT_THAT(result.problems, ElementsAre(problem_at(4, "hbingest manages commits"))) << property;
+  }
+}
+
+TEST(UnsafeSettings, ShortSecretsCannotBeScrubbed) {
+  ::setenv("HBINGEST_TEST_SHORT", "abc", 1);
+  const auto result = try_load_config_text(R"(kafka:
+  bootstrap_servers: b:9092
+  topics: [events]
+  properties: {sasl.password: "${HBINGEST_TEST_SHORT}"}
+hbase: {endpoints: ["h:9090"]}
+routes:
+  - {event_types: [login], table: events, preset: events}
+)",
+                                           "test.yaml");
+  EXPECT_THAT(result.warnings, ElementsAre(AllOf(problem_at(4, "kafka.properties.sasl.password"),
+                                                 HasSubstr("too short to be scrubbed"))));
+}
+
 }  // namespace
 }  // namespace hbingest::config

@@ -137,6 +137,11 @@ struct Config {
   QueryConfig query;
   LoggingConfig logging;
   Millis shutdown_deadline{30000};
+  // Every secret value the file resolved: values of secret keys (support::is_secret_key), contents
+  // of ${file:} files whatever the key, the HTTP bearer token. --print-effective prints "***" for any
+  // value holding one, and loading registers them with support::register_secrets so that logs
+  // (librdkafka's too) and error messages scrub them.
+  std::vector<std::string> secrets;
 };
 
 // All problems found in one file, each "path:line:col: key.path: message".

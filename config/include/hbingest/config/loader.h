@@ -10,6 +10,10 @@
 // ${file:PATH} by the contents of PATH (one trailing newline stripped; relative paths are relative to
 // the config file's directory). "$${" stands for a literal "${".
 //
+// Secrets never appear in a problem: a message about a value read through ${...} names the
+// reference, not the value, and every message is scrubbed of the secrets resolved (Config::secrets).
+// Loading registers those secrets process-wide (support::register_secrets) for the log scrubber.
+//
 // Thread safety: the functions are reentrant; they read the environment and the file system.
 
 #include <filesystem>
@@ -31,16 +35,24 @@ Config load_config_text(std::string_view yaml, std::string_view source_name);
 // The non-throwing form behind both: `config` holds every value that could be read (defaults for
 // the rest) and `problems` is empty when the file is valid. Lets `check-config` go on to validate
 // the key specs of the routes that did load.
+//
+// `warnings` lists settings that load but weaken a guarantee (same "path:line:col: key: message"
+// form): auto.offset.reset latest, dead-letter acks other than all, SASL PLAIN without TLS, broker
+// certificate or host name checks off, an HTTP port reachable from other machines without a token,
+// a secret too short to scrub. check-config prints them; run and serve log them at warn.
 struct LoadResult {
   Config config;
   std::vector<std::string> problems;
+  std::vector<std::string> warnings;
 };
 LoadResult try_load_config(const std::filesystem::path& path);
 LoadResult try_load_config_text(std::string_view yaml, std::string_view source_name);
 
 // Every option with its effective value (defaults included) as YAML in the file's layout. Secrets
-// (http.bearer_token, kafka/dlq properties whose name says password/secret/key/token/jaas) are
-// printed as "***". Loading the output again yields the same Config, secrets aside.
+// are printed as "***": secret keys (support::is_secret_key: http.bearer_token, kafka/dlq
+// properties such as sasl.password, ssl.key.pem, sasl.oauthbearer.extensions) and any value holding
+// one of config.secrets (a ${file:} read into any key). Loading the output again yields the same
+// Config, secrets aside.
 std::string effective_config_yaml(const Config& config);
 
 // The option reference (Markdown tables, one per section, generated from the schema): key, type,

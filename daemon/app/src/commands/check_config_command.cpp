@@ -10,6 +10,7 @@
 #include "hbingest/app/wiring.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/support/secrets.h"
 
 namespace hbingest::app {
 
@@ -19,6 +20,8 @@ constexpr const char* kUsage =
     "usage: hbingest check-config FILE [--print-effective]\n"
     "  Validates FILE: YAML, keys, types, ranges, ${ENV}/${file:PATH} secrets, cross-field rules and\n"
     "  each route's key spec. Prints \"ok: FILE\" and exits 0, or lists every problem and exits 1.\n"
+    "  Unsafe settings (auto.offset.reset latest, dead-letter acks, an open HTTP port...) are\n"
+    "  printed as warnings; they do not change the exit status. Secrets are never printed.\n"
     "  --print-effective  also print the effective config (defaults included, secrets as ***)\n";
 
 // Builds the route's key spec the way `run` does; a problem line per spec problem.
@@ -65,7 +68,7 @@ int check_config_command(const Args& args) {
 
   config::LoadResult result = config::try_load_config(file);
   std::vector<std::string> problems = std::move(result.problems);
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = std::move(result.warnings);
   // Key specs of the routes that did load are checked even when other keys are wrong, so one run
   // lists everything.
   for (std::size_t i = 0; i < result.config.routes.size(); ++i) {
@@ -74,9 +77,11 @@ int check_config_command(const Args& args) {
   if (result.config.default_route)
     check_key_spec(result.config, *result.config.default_route, "default_route", problems, warnings);
 
-  for (const auto& warning : warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  // The loader already keeps secrets out of its lines; a key spec's lines pass the same scrubber.
+  for (const auto& warning : warnings)
+    std::fprintf(stderr, "warning: %s\n", support::scrub_registered(warning).c_str());
   if (!problems.empty()) {
-    for (const auto& problem : problems) std::fprintf(stderr, "%s\n", problem.c_str());
+    for (const auto& problem : problems) std::fprintf(stderr, "%s\n", support::scrub_registered(problem).c_str());
     std::fprintf(stderr, "%s: %zu problem%s\n", file.c_str(), problems.size(), problems.size() == 1 ? "" : "s");
     return 1;
   }

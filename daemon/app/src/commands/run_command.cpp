@@ -105,8 +105,11 @@ int run_command(const Args& args) {
   cli.add_flag("--progress", progress, "print a live one-line progress display on stderr");
   if (auto exit = parse_command_line(cli, args)) return *exit;
 
-  const config::Config config = config::load_config(config_path);
+  config::LoadResult loaded = config::try_load_config(config_path);
+  if (!loaded.problems.empty()) throw config::ConfigError(std::move(loaded.problems));
+  const config::Config config = std::move(loaded.config);
   setup_logging(config.logging);
+  for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
   // Before any other thread starts, so every thread inherits the blocked signal mask.
   SignalWatcher signals(
       [config_path] {

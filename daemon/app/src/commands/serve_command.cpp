@@ -29,10 +29,13 @@ int serve_command(const Args& args) {
   cli.add_option("--config", config_path, "config file (YAML)")->required();
   if (auto exit = parse_command_line(cli, args)) return *exit;
 
-  const config::Config config = config::load_config(config_path);
+  config::LoadResult loaded = config::try_load_config(config_path);
+  if (!loaded.problems.empty()) throw config::ConfigError(std::move(loaded.problems));
+  const config::Config config = std::move(loaded.config);
   if (!config.http.enabled)
     throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
   setup_logging(config.logging);
+  for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
   SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); },
                         config.shutdown_deadline + SignalWatcher::kStopGrace);
 

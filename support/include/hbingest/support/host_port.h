@@ -18,4 +18,8 @@ struct HostPort {
 // bracketed IPv6 literal.
 HostPort parse_host_port(std::string_view text, int min_port = 1);
 
+// Whether only this machine can reach an address listening on `host`: "localhost", 127.0.0.0/8
+// or ::1. A wildcard ("0.0.0.0", "::") or any other name or address is reachable from elsewhere.
+bool is_loopback_host(std::string_view host);
+
 }  // namespace hbingest::support

@@ -3,7 +3,8 @@
 //
 // setup_logging() replaces spdlog's default logger; call it once at start, before threads log.
 // set_log_level() is safe from any thread (SIGHUP handling thread). Messages must never carry
-// secrets or whole event payloads at info and above.
+// secrets or whole event payloads at info and above; as a safety net, every message is scrubbed of
+// the secrets the config loader registered (support/secrets.h) before it is formatted.
 
 #include <spdlog/common.h>
 #include <spdlog/fwd.h>
