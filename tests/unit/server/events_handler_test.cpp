@@ -43,7 +43,7 @@ class EventsHandlerTest : public ::testing::Test {
                         .known_qualifiers = std::set<std::string>{"event_id", "user", "note"}};
     };
     handler_ = std::make_unique<EventsHandler>(*engine_, std::move(routes), std::move(options));
-    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .threads = 4});
+    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .workers = 4});
     server_->get("/v1/events", [this](const server::HttpRequest& r) { return (*handler_)(r); });
     server_->start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -239,7 +239,7 @@ TEST_F(EventsHandlerTest, OverTheConcurrentQueryLimitIs429) {
 }
 
 TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
-  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server::HttpServer server({.listen = "127.0.0.1:0", .workers = 1});
   server.get("/healthz", [](const server::HttpRequest&) {
     return server::HttpResponse{.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}};
   });
@@ -257,7 +257,7 @@ TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
 }
 
 TEST(HttpServerTest, HandlerExceptionIs500Json) {
-  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server::HttpServer server({.listen = "127.0.0.1:0", .workers = 1});
   server.get("/boom", [](const server::HttpRequest&) -> server::HttpResponse { throw std::runtime_error("kaput"); });
   server.start();
   httplib::Client client("127.0.0.1", server.port());
@@ -268,8 +268,8 @@ TEST(HttpServerTest, HandlerExceptionIs500Json) {
 }
 
 TEST(HttpServerTest, RejectsBadListenAddress) {
-  EXPECT_THROW(server::HttpServer({.listen = "localhost", .threads = 1}), std::invalid_argument);
-  EXPECT_THROW(server::HttpServer({.listen = "127.0.0.1:99999", .threads = 1}), std::invalid_argument);
+  EXPECT_THROW(server::HttpServer({.listen = "localhost", .workers = 1}), std::invalid_argument);
+  EXPECT_THROW(server::HttpServer({.listen = "127.0.0.1:99999", .workers = 1}), std::invalid_argument);
 }
 
 }  // namespace
