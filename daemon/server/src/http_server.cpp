@@ -4,12 +4,15 @@
 #include "hbingest/support/host_port.h"
 
 #include <httplib.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
@@ -28,11 +31,17 @@ namespace {
 using detail::Clock;
 using detail::ConnectionStream;
 
-// Rejected connections waiting for their 503 to be written; beyond this they are closed at once.
+// Refused connections waiting for their 503 to be written; beyond this they are closed at once.
 constexpr std::size_t kMaxRejectsPending = 64;
+// Refused connections kept half-closed after their 503, and for how long at most.
+constexpr std::size_t kMaxLingering = 128;
+constexpr auto kRejectLinger = std::chrono::milliseconds(250);
+constexpr auto kRejectPoll = std::chrono::milliseconds(20);
 // Accept backlog: cpp-httplib 0.11.4 listens with 5, too few for a burst of connections that the
 // acceptor would answer (or refuse) within microseconds.
 constexpr int kListenBacklog = 128;
+// The least time a connection gets for its first request once a worker takes it.
+constexpr auto kMinHeadTime = std::chrono::seconds(1);
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -122,7 +131,7 @@ struct HttpServer::Impl {
   class GuardedServer final : public httplib::Server {
    public:
     explicit GuardedServer(Impl& impl) : impl_(impl) {}
-    void serve(int fd) { impl_.serve(*this, fd); }
+    void serve(int fd, Clock::time_point accepted_at) { impl_.serve(*this, fd, accepted_at); }
     using httplib::Server::process_request;
 
    private:
@@ -143,8 +152,12 @@ struct HttpServer::Impl {
 
   std::mutex mutex;
   std::condition_variable work;
-  std::deque<int> queued;   // accepted, waiting for a worker
-  std::deque<int> rejects;  // refused, waiting for their 503
+  struct Accepted {
+    int fd;
+    Clock::time_point at;  // the first request's head deadline counts from here, queueing included
+  };
+  std::deque<Accepted> queued;  // waiting for a worker
+  std::deque<int> rejects;      // refused, waiting for their 503
   std::atomic<bool> stopping{false};
   std::atomic<bool> listener_done{false};
   std::vector<std::thread> workers;
@@ -155,7 +168,7 @@ struct HttpServer::Impl {
     {
       const std::lock_guard lock(mutex);
       if (!stopping && queued.size() < static_cast<std::size_t>(options.max_queued_connections) + idle_workers()) {
-        queued.push_back(fd);
+        queued.push_back({fd, Clock::now()});
         work.notify_all();
         return;
       }
@@ -175,40 +188,83 @@ struct HttpServer::Impl {
   void work_loop() {
     block_sigpipe_in_this_thread();
     for (;;) {
-      int fd = -1;
+      Accepted accepted{};
       {
         std::unique_lock lock(mutex);
         ++idle;
         work.wait(lock, [&] { return stopping || !queued.empty(); });
         --idle;
         if (queued.empty()) return;  // stopping
-        fd = queued.front();
+        accepted = queued.front();
         queued.pop_front();
       }
-      server.serve(fd);
+      server.serve(accepted.fd, accepted.at);
     }
   }
 
+  // Writes each refused connection its 503, then keeps it half-closed for a moment (reading and
+  // dropping what the client sends) so that the answer is not destroyed by the reset a close with
+  // unread data causes. All of them on this one thread: a flood of connections costs no worker.
   void reject_loop() {
     block_sigpipe_in_this_thread();
+    struct Lingering {
+      int fd;
+      Clock::time_point until;
+    };
+    std::deque<Lingering> lingering;
+    std::vector<pollfd> polled;
+    std::array<char, 4096> scratch{};
     for (;;) {
-      int fd = -1;
+      std::vector<int> fresh;
       {
         std::unique_lock lock(mutex);
-        work.wait(lock, [&] { return stopping || !rejects.empty(); });
-        if (rejects.empty()) return;
-        fd = rejects.front();
-        rejects.pop_front();
+        const auto ready = [&] { return stopping || !rejects.empty(); };
+        if (lingering.empty()) {
+          work.wait(lock, ready);
+        } else {
+          work.wait_for(lock, kRejectPoll, ready);
+        }
+        if (stopping && rejects.empty() && lingering.empty()) return;
+        fresh.assign(rejects.begin(), rejects.end());
+        rejects.clear();
       }
-      ConnectionStream stream(fd, nullptr, std::chrono::milliseconds(200));
-      stream.write(busy_response().data(), busy_response().size());
-      stream.linger_on_close();
+      for (const int fd : fresh) {
+        // A fresh socket's send buffer takes the whole answer: this never blocks.
+        ::send(fd, busy_response().data(), busy_response().size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        ::shutdown(fd, SHUT_WR);
+        if (lingering.size() >= kMaxLingering) {
+          ::close(lingering.front().fd);
+          lingering.pop_front();
+        }
+        lingering.push_back({fd, Clock::now() + kRejectLinger});
+      }
+      polled.clear();
+      for (const auto& l : lingering) polled.push_back({l.fd, POLLIN, 0});
+      ::poll(polled.data(), polled.size(), 0);
+      const auto now = Clock::now();
+      std::deque<Lingering> kept;
+      for (std::size_t i = 0; i < lingering.size(); ++i) {
+        bool done = now >= lingering[i].until || stopping;
+        if (!done && polled[i].revents != 0) {
+          const ssize_t n = ::recv(lingering[i].fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+          done = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);  // the client has closed
+        }
+        if (done) {
+          ::close(lingering[i].fd);
+        } else {
+          kept.push_back(lingering[i]);
+        }
+      }
+      lingering.swap(kept);
     }
   }
 
-  void serve(GuardedServer& http, int fd) {
+  void serve(GuardedServer& http, int fd, Clock::time_point accepted_at) {
     ConnectionStream stream(fd, options.tls ? options.tls->context() : nullptr, options.write_timeout);
-    const auto first_deadline = Clock::now() + options.header_timeout;
+    // Counted from the accept, so time spent in the queue counts against a slow client; a client
+    // that sent its request at once has it waiting in the socket and still gets kMinHeadTime for
+    // the round trips of a TLS handshake and for reading it.
+    const auto first_deadline = std::max(accepted_at + options.header_timeout, Clock::now() + kMinHeadTime);
     if (options.tls && !stream.handshake(first_deadline)) return;
     for (int served = 0; served < options.keep_alive_max_requests; ++served) {
       const auto idle_until = served == 0 ? first_deadline : Clock::now() + options.keep_alive_timeout;
@@ -330,7 +386,7 @@ void HttpServer::stop() noexcept {
   {
     const std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;
-    for (const int fd : impl_->queued) ::close(fd);
+    for (const auto& accepted : impl_->queued) ::close(accepted.fd);
     impl_->queued.clear();
     impl_->work.notify_all();
   }
