@@ -103,8 +103,8 @@ bool wants_ndjson(const HttpRequest& request) {
 }
 
 constexpr std::string_view kJsonPrefix = "{\"rows\":[";
-constexpr std::size_t kChunkBytes = 32 * 1024;           // rendered rows handed over at a time
-constexpr std::size_t kBufferedBytes = 4 * kChunkBytes;  // between the query and the client
+constexpr std::size_t kChunkBytes = 32 * 1024;  // rendered rows handed over at a time (at most)
+constexpr std::size_t kBufferedChunks = 4;      // between the query and the client
 // Room kept under max_response_bytes for what follows the last row (totals, marker, error).
 constexpr std::size_t kTrailerReserve = 1024;
 
@@ -127,9 +127,10 @@ struct Outcome {
 // query (if still running) and joins the thread.
 class QueryRun {
  public:
+  // Rows are handed over `chunk_bytes` at a time.
   QueryRun(query::QueryEngine& engine, query::Query events_query, bool ndjson, std::size_t row_bytes_cap,
-           std::size_t scans, std::counting_semaphore<>& slot)
-      : channel_(kBufferedBytes) {
+           std::size_t chunk_bytes, std::size_t scans, std::counting_semaphore<>& slot)
+      : channel_(kBufferedChunks * chunk_bytes), chunk_bytes_(chunk_bytes) {
     outcome_.scans = scans;
     thread_ = std::thread([this, &engine, q = std::move(events_query), ndjson, row_bytes_cap, &slot] {
       produce(engine, q, ndjson, row_bytes_cap);
@@ -162,7 +163,7 @@ class QueryRun {
         if (ndjson) pending += '\n';
         bytes += text.size() + 1;
         ++outcome_.rows;
-        if (pending.size() >= kChunkBytes) {
+        if (pending.size() >= chunk_bytes_) {
           if (!channel_.push(std::move(pending))) throw ClientGone{};
           pending.clear();
         }
@@ -192,6 +193,7 @@ class QueryRun {
   }
 
   detail::ChunkChannel channel_;
+  const std::size_t chunk_bytes_;
   Outcome outcome_;
   std::thread thread_;  // last: started once the rest is built
 };
@@ -286,7 +288,10 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
   const std::size_t reserved = kTrailerReserve + kJsonPrefix.size();
   const std::size_t row_bytes_cap = options_.max_response_bytes > reserved ? options_.max_response_bytes - reserved : 0;
   // Takes over the slot: the query's thread releases it when the query has ended.
-  auto run = std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, scans, slots_);
+  // Chunks no larger than what is held back, so that streaming starts once that much is there.
+  const std::size_t chunk_bytes = std::max<std::size_t>(1, std::min(kChunkBytes, options_.stream_after_bytes));
+  auto run =
+      std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, chunk_bytes, scans, slots_);
 
   if (run->channel().wait_for(options_.stream_after_bytes)) {
     // Over before anything was sent: the whole answer, with its own status.

@@ -133,6 +133,55 @@ TEST_F(EventsHandlerTest, NdjsonWhenAsked) {
   EXPECT_EQ(keys.size(), 7u);
 }
 
+TEST_F(EventsHandlerTest, ABodyAtTheByteCapEndsAsValidJsonWithItsMarker) {
+  start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
+  const auto res = get("/v1/events?event_id=login&limit=10000");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_LE(res->body.size(), 16u * 1024);
+  EXPECT_EQ(res->get_header_value("Transfer-Encoding"), "chunked");
+  const auto json = body(res);  // parses: the document was closed
+  EXPECT_EQ(json["truncated"], true);
+  EXPECT_EQ(json["truncated_by"], "max_response_bytes");
+  EXPECT_EQ(json["count"], json["rows"].size());
+  EXPECT_GT(json["count"].get<int>(), 0);
+  EXPECT_EQ(factory_.open_now(), 0) << "the query stopped at the cap";
+}
+
+TEST_F(EventsHandlerTest, NdjsonAtTheByteCapEndsWithAMarkerLine) {
+  start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
+  const auto res = get("/v1/events?event_id=login&limit=10000", {{"Accept", "application/x-ndjson"}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  std::istringstream lines(res->body);
+  std::vector<nlohmann::json> parsed;
+  for (std::string line; std::getline(lines, line);) parsed.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(parsed.size(), 2u);
+  EXPECT_EQ(
+      parsed.back(),
+      (nlohmann::json{{"truncated", true}, {"truncated_by", "max_response_bytes"}, {"count", parsed.size() - 1}}));
+  for (std::size_t i = 0; i + 1 < parsed.size(); ++i) EXPECT_TRUE(parsed[i].contains("key"));
+}
+
+TEST_F(EventsHandlerTest, AStreamedNdjsonBodyCutByTheLimitSaysSoInItsLastLine) {
+  start({.stream_after_bytes = 1024});
+  const auto res = get("/v1/events?event_id=login&limit=50", {{"Accept", "application/x-ndjson"}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_FALSE(res->has_header("X-Hbingest-Count")) << "streamed: the count was not known with the headers";
+  const std::string last = res->body.substr(res->body.rfind('\n', res->body.size() - 2) + 1);
+  EXPECT_EQ(nlohmann::json::parse(last),
+            (nlohmann::json{{"truncated", true}, {"truncated_by", "limit"}, {"count", 50}}));
+}
+
+TEST_F(EventsHandlerTest, ASmallAnswerIsNotStreamedAndSaysItWasComplete) {
+  start();
+  const auto res = get("/v1/events?event_id=login&limit=5");
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(res->has_header("Transfer-Encoding"));
+  EXPECT_EQ(body(res)["truncated_by"], "limit");
+}
+
 TEST_F(EventsHandlerTest, BadInputIs400NamingTheParameter) {
   start({.default_limit = 100, .max_limit = 500});
   expect_bad("/v1/events?from=0&to=10", "event_id");
