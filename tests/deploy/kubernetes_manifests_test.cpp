@@ -184,21 +184,33 @@ TEST(KubernetesManifests, SelectorsConnectServiceMonitorsAndBudget) {
   const auto service = find_kind(manifests, "Service");
   EXPECT_TRUE(labels_match(service["spec"]["selector"], pod_labels));
   EXPECT_TRUE(labels_match(find_kind(manifests, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"], pod_labels));
+  std::set<std::string> container_ports;
+  for (const auto& port : container_of(deployment)["ports"]) container_ports.insert(port["name"].as<std::string>(""));
   std::set<std::string> service_ports;
   for (const auto& port : service["spec"]["ports"]) {
     service_ports.insert(port["name"].as<std::string>(""));
-    EXPECT_EQ(port["targetPort"].as<std::string>(""), "metrics");
+    EXPECT_TRUE(container_ports.contains(port["targetPort"].as<std::string>(""))) << port["name"];
   }
+  // http.metrics_auth: every monitor sends the query token from the Secret the Deployment mounts.
+  const auto expect_bearer_from_the_secret = [&](const YAML::Node& endpoint) {
+    const auto authorization = endpoint["authorization"];
+    EXPECT_EQ(authorization["type"].as<std::string>(""), "Bearer");
+    const auto secret = find_kind(manifests, "Secret");
+    EXPECT_EQ(authorization["credentials"]["name"].as<std::string>(""), secret["metadata"]["name"].as<std::string>());
+    EXPECT_TRUE(secret["stringData"][authorization["credentials"]["key"].as<std::string>("")].IsDefined());
+  };
   const auto service_monitor = find_kind(manifests, "ServiceMonitor");
   EXPECT_TRUE(labels_match(service_monitor["spec"]["selector"]["matchLabels"], service["metadata"]["labels"]));
   for (const auto& endpoint : service_monitor["spec"]["endpoints"]) {
     EXPECT_TRUE(service_ports.contains(endpoint["port"].as<std::string>(""))) << "ServiceMonitor port";
     EXPECT_EQ(endpoint["path"].as<std::string>("/metrics"), "/metrics");
+    expect_bearer_from_the_secret(endpoint);
   }
   const auto pod_monitor = find_kind(manifests, "PodMonitor");
   EXPECT_TRUE(labels_match(pod_monitor["spec"]["selector"]["matchLabels"], pod_labels));
   for (const auto& endpoint : pod_monitor["spec"]["podMetricsEndpoints"]) {
     EXPECT_EQ(endpoint["port"].as<std::string>(""), "metrics");
+    expect_bearer_from_the_secret(endpoint);
   }
 }
 
@@ -242,11 +254,16 @@ TEST(KubernetesManifests, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) 
   const auto listen = effective["http"]["listen"].as<std::string>("");
   EXPECT_TRUE(effective["http"]["enabled"].as<bool>(false));
   EXPECT_EQ(listen.substr(0, listen.rfind(':')), "0.0.0.0") << "other pods and the kubelet must reach it";
-  int metrics_port = 0;
-  for (const auto& port : container["ports"]) {
-    if (port["name"].as<std::string>("") == "metrics") metrics_port = port["containerPort"].as<int>();
+  std::map<std::string, int> ports;
+  for (const auto& port : container["ports"]) ports[port["name"].as<std::string>("")] = port["containerPort"].as<int>();
+  EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(ports["http"]));
+  // Probes and scrapes go to the health listener, whose workers the query port cannot take.
+  const auto health = effective["http"]["health_listen"].as<std::string>("");
+  EXPECT_EQ(health.substr(health.rfind(':') + 1), std::to_string(ports["metrics"]));
+  for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    EXPECT_EQ(container[probe]["httpGet"]["port"].as<std::string>(""), "metrics") << probe;
   }
-  EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(metrics_port));
+  EXPECT_TRUE(effective["http"]["metrics_auth"].as<bool>(false));
   EXPECT_EQ(effective["http"]["bearer_token"].as<std::string>(""), "***") << "the query API needs the token";
 
   // The whole shutdown fits in shutdown_deadline; the daemon's backstop (app/signals.h,
