@@ -40,8 +40,9 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
 
 }  // namespace
 
-ConnectionStream::ConnectionStream(int fd, std::shared_ptr<SSL_CTX> tls, std::chrono::milliseconds write_timeout)
-    : fd_(fd), write_timeout_(write_timeout) {
+ConnectionStream::ConnectionStream(int fd, std::shared_ptr<SSL_CTX> tls, std::chrono::milliseconds write_timeout,
+                                   const std::atomic<bool>& stopping)
+    : fd_(fd), write_timeout_(write_timeout), stopping_(stopping) {
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
   address_of(fd_, true, remote_ip_, remote_port_);
   address_of(fd_, false, local_ip_, local_port_);
@@ -72,12 +73,15 @@ void ConnectionStream::drain_briefly() noexcept {
 
 bool ConnectionStream::wait(short events, Clock::time_point deadline) const {
   for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (stopping_.load()) return false;
+    const auto slice = std::min(deadline, Clock::now() + kStopCheck);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(slice - Clock::now());
     if (left.count() <= 0) return false;
     pollfd pfd{fd_, events, 0};
     const int rc = ::poll(&pfd, 1, static_cast<int>(left.count()));
     if (rc > 0) return true;
     if (rc < 0 && errno != EINTR) return false;
+    if (rc == 0 && slice >= deadline) return false;
   }
 }
 
@@ -98,15 +102,10 @@ bool ConnectionStream::handshake(Clock::time_point deadline) {
   }
 }
 
-bool ConnectionStream::wait_for_request(Clock::time_point until, const std::atomic<bool>& stopping) {
+bool ConnectionStream::wait_for_request(Clock::time_point until) {
   if (failed_) return false;
   if (begin_ < end_ || (ssl_ && SSL_pending(ssl_.get()) > 0)) return true;
-  while (!stopping.load()) {
-    const auto slice = std::min(until, Clock::now() + kStopCheck);
-    if (wait(POLLIN, slice)) return true;
-    if (Clock::now() >= until) return false;
-  }
-  return false;
+  return wait(POLLIN, until);
 }
 
 void ConnectionStream::begin_request(Clock::time_point head_deadline, std::size_t head_bytes) {

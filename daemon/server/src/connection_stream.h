@@ -27,7 +27,10 @@ using Clock = std::chrono::steady_clock;
 class ConnectionStream final : public httplib::Stream {
  public:
   // Owns `fd` (closed by the destructor). With `tls`, handshake() must succeed before any I/O.
-  ConnectionStream(int fd, std::shared_ptr<SSL_CTX> tls, std::chrono::milliseconds write_timeout);
+  // Once `stopping` is true, every wait ends within a fraction of a second and I/O fails, so a
+  // slow client cannot hold up the server's stop for its write_timeout.
+  ConnectionStream(int fd, std::shared_ptr<SSL_CTX> tls, std::chrono::milliseconds write_timeout,
+                   const std::atomic<bool>& stopping);
   ~ConnectionStream() override;
   ConnectionStream(const ConnectionStream&) = delete;
   ConnectionStream& operator=(const ConnectionStream&) = delete;
@@ -36,8 +39,8 @@ class ConnectionStream final : public httplib::Stream {
   bool handshake(Clock::time_point deadline);
 
   // Waits until a request's first bytes are there. False at `until`, when the peer closed, or soon
-  // after `stopping` becomes true.
-  bool wait_for_request(Clock::time_point until, const std::atomic<bool>& stopping);
+  // after stopping.
+  bool wait_for_request(Clock::time_point until);
 
   // Starts a request: its head must arrive by `head_deadline` and be at most `head_bytes` long.
   void begin_request(Clock::time_point head_deadline, std::size_t head_bytes);
@@ -75,6 +78,7 @@ class ConnectionStream final : public httplib::Stream {
   int fd_;
   std::unique_ptr<SSL, SslFree> ssl_;
   std::chrono::milliseconds write_timeout_;
+  const std::atomic<bool>& stopping_;
   std::array<char, 16 * 1024> buffer_{};
   std::size_t begin_ = 0;  // unread bytes are buffer_[begin_, end_)
   std::size_t end_ = 0;

@@ -260,7 +260,7 @@ struct HttpServer::Impl {
   }
 
   void serve(GuardedServer& http, int fd, Clock::time_point accepted_at) {
-    ConnectionStream stream(fd, options.tls ? options.tls->context() : nullptr, options.write_timeout);
+    ConnectionStream stream(fd, options.tls ? options.tls->context() : nullptr, options.write_timeout, stopping);
     // Counted from the accept, so time spent in the queue counts against a slow client; a client
     // that sent its request at once has it waiting in the socket and still gets kMinHeadTime for
     // the round trips of a TLS handshake and for reading it.
@@ -268,7 +268,7 @@ struct HttpServer::Impl {
     if (options.tls && !stream.handshake(first_deadline)) return;
     for (int served = 0; served < options.keep_alive_max_requests; ++served) {
       const auto idle_until = served == 0 ? first_deadline : Clock::now() + options.keep_alive_timeout;
-      if (!stream.wait_for_request(idle_until, stopping)) return;
+      if (!stream.wait_for_request(idle_until)) return;
       stream.begin_request(served == 0 ? first_deadline : Clock::now() + options.header_timeout,
                            options.max_header_bytes);
       bool refused = false;

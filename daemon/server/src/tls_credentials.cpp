@@ -30,13 +30,13 @@ std::shared_ptr<ssl_ctx_st> load_context(const std::string& cert_file, const std
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION);
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), cert_file.c_str()) != 1) {
-    throw std::runtime_error("http.tls.cert_file '" + cert_file + "': " + openssl_errors());
+    throw std::runtime_error("http.tls_cert_file '" + cert_file + "': " + openssl_errors());
   }
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    throw std::runtime_error("http.tls.key_file '" + key_file + "': " + openssl_errors());
+    throw std::runtime_error("http.tls_key_file '" + key_file + "': " + openssl_errors());
   }
   if (SSL_CTX_check_private_key(ctx.get()) != 1) {
-    throw std::runtime_error("http.tls.key_file '" + key_file + "' does not match the certificate in '" + cert_file +
+    throw std::runtime_error("http.tls_key_file '" + key_file + "' does not match the certificate in '" + cert_file +
                              "': " + openssl_errors());
   }
   return ctx;

@@ -1,6 +1,7 @@
 // HttpServer's limits against raw sockets: what a hostile or broken client gets, and when.
 
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "hbingest/server/http_server.h"
+#include "hbingest/server/tls_credentials.h"
 
 namespace hbingest::server {
 namespace {
@@ -187,6 +189,35 @@ TEST(HttpServerLimits, AStreamedBodyIsSentChunkedAndStopsWhenTheClientGoes) {
   auto sent = pieces.get_future();
   ASSERT_EQ(sent.wait_for(5s), std::future_status::ready);
   EXPECT_LT(sent.get(), 100000);
+}
+
+TEST(TlsCredentials, AnUnusableFileStopsTheStartNamingIt) {
+  try {
+    TlsCredentials("/nonexistent/tls.crt", "/nonexistent/tls.key");
+    FAIL() << "loaded a missing certificate";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("http.tls_cert_file '/nonexistent/tls.crt'"));
+  }
+}
+
+TEST(HttpServerLimits, StopEndsAResponseToAClientThatDoesNotRead) {
+  auto server = std::make_unique<HttpServer>(small());
+  server->get("/big", [](const HttpRequest&) {
+    HttpResponse res;
+    res.stream = [](const BodyWriter& write) {
+      const std::string chunk(64 * 1024, 'x');
+      while (write(chunk)) {
+      }
+    };
+    return res;
+  });
+  server->start();
+  RawClient client(server->port());
+  client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");  // and never reads: the worker blocks writing
+  std::this_thread::sleep_for(300ms);
+  const auto start = Clock::now();
+  server->stop();
+  EXPECT_LT(Clock::now() - start, 5s) << "stop() waited for the 30 s write_timeout";
 }
 
 }  // namespace
