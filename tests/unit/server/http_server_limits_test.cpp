@@ -193,7 +193,7 @@ TEST(HttpServerLimits, AStreamedBodyIsSentChunkedAndStopsWhenTheClientGoes) {
 
 TEST(TlsCredentials, AnUnusableFileStopsTheStartNamingIt) {
   try {
-    TlsCredentials("/nonexistent/tls.crt", "/nonexistent/tls.key");
+    const TlsCredentials credentials("/nonexistent/tls.crt", "/nonexistent/tls.key");
     FAIL() << "loaded a missing certificate";
   } catch (const std::runtime_error& e) {
     EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("http.tls_cert_file '/nonexistent/tls.crt'"));
