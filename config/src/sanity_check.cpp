@@ -72,10 +72,35 @@ void check_endpoints(const Config& c, Reader& r) {
   }
   if (c.http.enabled) {
     try {
-      support::parse_host_port(c.http.listen, 0);
+      const auto listen = support::parse_host_port(c.http.listen, 0);
+      // A token source that failed to resolve is reported already: the port was not meant to be open.
+      const bool token_failed = r.has_problem("http.bearer_token") || r.has_problem("http.token_file") ||
+                                r.has_problem("http.token_env");
+      if (!support::is_loopback_host(listen.host) && !c.http.bearer_token && !c.http.allow_unauthenticated &&
+          !token_failed) {
+        r.problem_at("http.listen",
+                     r.shown("http.listen", c.http.listen) +
+                         " is reachable from the network but no bearer token is set: anyone reaching it could "
+                         "query; set http.token_file (or token_env / bearer_token), or http.allow_unauthenticated: "
+                         "true to serve it without authentication on purpose");
+      }
     } catch (const std::invalid_argument& e) {
       r.problem_at("http.listen", r.invalid("http.listen", e.what(), "host:port"));
     }
+    if (c.http.health_listen) {
+      try {
+        support::parse_host_port(*c.http.health_listen, 0);
+      } catch (const std::invalid_argument& e) {
+        r.problem_at("http.health_listen", e.what());
+      }
+    }
+    if (c.http.tls_cert_file.has_value() != c.http.tls_key_file.has_value()) {
+      r.problem_at(c.http.tls_cert_file ? "http.tls_cert_file" : "http.tls_key_file",
+                   "set both http.tls_cert_file and http.tls_key_file, or neither");
+    }
+  }
+  if (c.http.metrics_auth && !c.http.bearer_token) {
+    r.problem_at("http.metrics_auth", "is true but no bearer token is set (http.token_file, token_env, bearer_token)");
   }
   int token_sources = 0;
   for (const char* key : {"http.bearer_token", "http.token_file", "http.token_env"})

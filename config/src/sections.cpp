@@ -375,11 +375,46 @@ const Options<HttpConfig>& http_options() {
   using H = HttpConfig;
   static const Options<H> options = {
       boolean("enabled", &H::enabled, "Serve /metrics, /healthz, /readyz and the query API."),
-      string("listen", &H::listen, "Listen address host:port (port 0 picks a free port)."),
+      string("listen", &H::listen,
+             "Listen address host:port (port 0 picks a free port). A non-loopback address needs a bearer "
+             "token, or allow_unauthenticated: true."),
+      optional_string(
+          "health_listen", &H::health_listen,
+          "Second listener serving only /healthz, /readyz and /metrics, with its own workers, so probes and "
+          "scrapes answer while the query port is saturated or attacked. Unset: none (they stay on listen too)."),
       bearer_token_option(),
       token_file_option(),
       token_env_option(),
+      boolean("metrics_auth", &H::metrics_auth,
+              "/metrics needs the bearer token too (Prometheus: authorization in the scrape config). "
+              "/healthz and /readyz never do: kubelet probes send no token."),
+      boolean("allow_unauthenticated", &H::allow_unauthenticated,
+              "Allow listen on a non-loopback address without a bearer token (anyone reaching the port can "
+              "query). Without it such a config is refused."),
       integer("max_concurrent_queries", &H::max_concurrent_queries, 1, 1024, "Queries served at once; more get 429."),
+      integer("workers", &H::workers, 1, 1024,
+              "Connections served at once per listener, one thread each for the connection's life (idle keep-alive "
+              "included)."),
+      integer("max_queued_connections", &H::max_queued_connections, 0, 65536,
+              "Accepted connections waiting for a worker; more get 503 (Retry-After: 1) and are closed at once. "
+              "With workers, the bound on the port's sockets."),
+      size("max_header_bytes", &H::max_header_bytes, 1 * KiB, 1 * MiB,
+           "Request line plus headers; a longer head gets 400 (or the connection closed) and is never buffered."),
+      duration("header_timeout", &H::header_timeout, 100ms, 5min,
+               "Time for a whole request head to arrive, counted from the connection (first request) or its first "
+               "byte; the connection is closed after it (slow or silent clients)."),
+      duration("keep_alive_timeout", &H::keep_alive_timeout, 100ms, 5min,
+               "An idle keep-alive connection is closed after this."),
+      integer("keep_alive_max_requests", &H::keep_alive_max_requests, 1, 100000,
+              "Requests on one connection before it is closed."),
+      duration("write_timeout", &H::write_timeout, 100ms, 1h,
+               "Time to write one whole response from its first byte; a client reading slower is disconnected."),
+      size("max_response_bytes", &H::max_response_bytes, 4 * KiB, 4 * GiB,
+           "Largest /v1/events body: at this size the query stops and the body ends with a truncation marker "
+           "(JSON \"truncated_by\":\"max_response_bytes\", NDJSON a last marker line)."),
+      optional_string("tls_cert_file", &H::tls_cert_file,
+                      "PEM certificate chain for HTTPS on every HTTP listener (with tls_key_file). Re-read on SIGHUP."),
+      optional_string("tls_key_file", &H::tls_key_file, "PEM private key of tls_cert_file. Re-read on SIGHUP."),
   };
   return options;
 }

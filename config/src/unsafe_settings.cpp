@@ -76,11 +76,10 @@ void warn_dead_letters(const Config& c, Reader& r) {
   warn_transport(c.dlq.properties, "dlq.properties", r);
 }
 
-// Keyed on the listen address and the token only: when http.allow_unauthenticated exists (the
-// HTTP hardening of issue 13 makes a non-loopback listen without a token an error unless it is
-// set), this warning is what remains for a config that sets it.
+// A non-loopback listen without a token is an error (sanity_check.cpp) unless
+// http.allow_unauthenticated says it is meant; what remains for such a config is this warning.
 void warn_http(const Config& c, Reader& r) {
-  if (!c.http.enabled || c.http.bearer_token) return;
+  if (!c.http.enabled || c.http.bearer_token || !c.http.allow_unauthenticated) return;
   // A token source that failed to resolve is a problem already; the port is not meant to be open.
   for (const char* source : {"http.bearer_token", "http.token_file", "http.token_env"}) {
     if (r.has_problem(source)) return;
@@ -90,8 +89,9 @@ void warn_http(const Config& c, Reader& r) {
     if (!support::is_loopback_host(listen.host)) {
       r.warning_at("http.listen",
                    r.shown("http.listen", c.http.listen) +
-                       " is reachable from other machines and no bearer token is set: anyone who reaches it can "
-                       "read every stored event through /v1/events; set http.token_file or listen on 127.0.0.1");
+                       " is reachable from other machines and http.allow_unauthenticated is true: anyone who reaches "
+                       "it can read every stored event through /v1/events; set http.token_file or listen on "
+                       "127.0.0.1");
     }
   } catch (const std::invalid_argument&) {
     // Reported as a problem by the sanity check.

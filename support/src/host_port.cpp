@@ -1,5 +1,7 @@
 #include "hbingest/support/host_port.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <stdexcept>
 
@@ -29,7 +31,9 @@ HostPort parse_host_port(std::string_view text, int min_port) {
 }
 
 bool is_loopback_host(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (host == "localhost" || host == "::1") return true;
+  in_addr v4{};
+  return inet_pton(AF_INET, std::string(host).c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
 }  // namespace hbingest::support

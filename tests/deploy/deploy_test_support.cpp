@@ -206,7 +206,11 @@ ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
   ResourceBound bound;
   bound.memory_mib = kBaseMiB + queries * scans * c["query"]["prefetch_chunks"].as<int>() *
                                     c["query"]["chunk_rows"].as<int>() * kRowKiB / 1024;
-  bound.threads = 2 + 1 + queries + 2 + queries * scans;
+  // main + signal watcher; the HTTP acceptor, its workers and the thread that answers refused
+  // connections; one producer thread per running query; the health listener (acceptor, 4 workers,
+  // refusals) when configured; the query scans.
+  constexpr int kHealthListenerThreads = 1 + 4 + 1;
+  bound.threads = 2 + (1 + c["http"]["workers"].as<int>() + 1) + queries + kHealthListenerThreads + queries * scans;
   if (ingest) {
     const int writers = c["writer"]["writers"].as<int>();
     bound.memory_mib += 2 * config_mib(c["writer"]["max_inflight_bytes"].as<std::string>()) + kRdkafkaQueueMiB +

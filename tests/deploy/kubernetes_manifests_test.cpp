@@ -204,21 +204,33 @@ TEST(KubernetesManifests, SelectorsConnectServiceMonitorsAndBudget) {
   const auto service = find_kind(manifests, "Service");
   EXPECT_TRUE(labels_match(service["spec"]["selector"], pod_labels));
   EXPECT_TRUE(labels_match(find_kind(manifests, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"], pod_labels));
+  std::set<std::string> container_ports;
+  for (const auto& port : container_of(deployment)["ports"]) container_ports.insert(port["name"].as<std::string>(""));
   std::set<std::string> service_ports;
   for (const auto& port : service["spec"]["ports"]) {
     service_ports.insert(port["name"].as<std::string>(""));
-    EXPECT_EQ(port["targetPort"].as<std::string>(""), "metrics");
+    EXPECT_TRUE(container_ports.contains(port["targetPort"].as<std::string>(""))) << port["name"];
   }
+  // http.metrics_auth: every monitor sends the query token from the Secret the Deployment mounts.
+  const auto expect_bearer_from_the_secret = [&](const YAML::Node& endpoint) {
+    const auto authorization = endpoint["authorization"];
+    EXPECT_EQ(authorization["type"].as<std::string>(""), "Bearer");
+    const auto secret = find_kind(manifests, "Secret");
+    EXPECT_EQ(authorization["credentials"]["name"].as<std::string>(""), secret["metadata"]["name"].as<std::string>());
+    EXPECT_TRUE(secret["stringData"][authorization["credentials"]["key"].as<std::string>("")].IsDefined());
+  };
   const auto service_monitor = find_kind(manifests, "ServiceMonitor");
   EXPECT_TRUE(labels_match(service_monitor["spec"]["selector"]["matchLabels"], service["metadata"]["labels"]));
   for (const auto& endpoint : service_monitor["spec"]["endpoints"]) {
     EXPECT_TRUE(service_ports.contains(endpoint["port"].as<std::string>(""))) << "ServiceMonitor port";
     EXPECT_EQ(endpoint["path"].as<std::string>("/metrics"), "/metrics");
+    expect_bearer_from_the_secret(endpoint);
   }
   const auto pod_monitor = find_kind(manifests, "PodMonitor");
   EXPECT_TRUE(labels_match(pod_monitor["spec"]["selector"]["matchLabels"], pod_labels));
   for (const auto& endpoint : pod_monitor["spec"]["podMetricsEndpoints"]) {
     EXPECT_EQ(endpoint["port"].as<std::string>(""), "metrics");
+    expect_bearer_from_the_secret(endpoint);
   }
 }
 
@@ -262,11 +274,16 @@ TEST(KubernetesManifests, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) 
   const auto listen = effective["http"]["listen"].as<std::string>("");
   EXPECT_TRUE(effective["http"]["enabled"].as<bool>(false));
   EXPECT_EQ(listen.substr(0, listen.rfind(':')), "0.0.0.0") << "other pods and the kubelet must reach it";
-  int metrics_port = 0;
-  for (const auto& port : container["ports"]) {
-    if (port["name"].as<std::string>("") == "metrics") metrics_port = port["containerPort"].as<int>();
+  std::map<std::string, int> ports;
+  for (const auto& port : container["ports"]) ports[port["name"].as<std::string>("")] = port["containerPort"].as<int>();
+  EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(ports["http"]));
+  // Probes and scrapes go to the health listener, whose workers the query port cannot take.
+  const auto health = effective["http"]["health_listen"].as<std::string>("");
+  EXPECT_EQ(health.substr(health.rfind(':') + 1), std::to_string(ports["metrics"]));
+  for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    EXPECT_EQ(container[probe]["httpGet"]["port"].as<std::string>(""), "metrics") << probe;
   }
-  EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(metrics_port));
+  EXPECT_TRUE(effective["http"]["metrics_auth"].as<bool>(false));
   EXPECT_EQ(effective["http"]["bearer_token"].as<std::string>(""), "***") << "the query API needs the token";
 
   // The container's memory limit covers what this config lets the daemon hold (the same sum as
@@ -299,9 +316,10 @@ std::set<int> ports_of(const YAML::Node& node) {
   return ports;
 }
 
-// The NetworkPolicy selects the daemon's pods, admits the HTTP port only from the monitoring
-// namespace and labelled client pods, and lets the pods reach DNS, the Kafka brokers and the
-// Thrift2 gateways of configmap.yaml, nothing else.
+// The NetworkPolicy selects the daemon's pods, admits the `metrics` port (health listener) only
+// from the monitoring namespace and the `http` port (the query API) only from labelled client pods,
+// and lets the pods reach DNS, the Kafka brokers and the Thrift2 gateways of configmap.yaml, nothing
+// else.
 TEST(KubernetesManifests, NetworkPolicyOpensOnlyWhatTheConfigNeeds) {
   const auto manifests = load_manifests();
   const auto policy = find_kind(manifests, "NetworkPolicy");
@@ -312,27 +330,29 @@ TEST(KubernetesManifests, NetworkPolicyOpensOnlyWhatTheConfigNeeds) {
   EXPECT_EQ(std::set<std::string>(types.begin(), types.end()), (std::set<std::string>{"Ingress", "Egress"}));
 
   ASSERT_TRUE(policy["spec"]["ingress"].IsSequence());
-  std::set<std::string> sources;
+  std::set<std::string> sources;  // "who -> port"
   for (const auto& rule : policy["spec"]["ingress"]) {
     ASSERT_TRUE(rule["from"].IsSequence() && rule["from"].size() > 0)
         << "an ingress rule without `from` admits everyone";
     ASSERT_TRUE(rule["ports"].IsSequence() && rule["ports"].size() > 0) << "an ingress rule without ports opens all";
     for (const auto& port : rule["ports"]) {
-      EXPECT_EQ(port["port"].as<std::string>(""), "metrics") << "only the container's HTTP port";
-    }
-    for (const auto& peer : rule["from"]) {
-      EXPECT_FALSE(peer["ipBlock"].IsDefined()) << "no address ranges: peers are named";
-      if (peer["namespaceSelector"]) {
-        EXPECT_FALSE(peer["podSelector"].IsDefined());
-        sources.insert("namespace " +
-                       peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"].as<std::string>(""));
-      } else {
-        ASSERT_TRUE(peer["podSelector"]["matchLabels"].IsMap() && peer["podSelector"]["matchLabels"].size() > 0);
-        sources.insert("pods");
+      const auto name = port["port"].as<std::string>("");
+      EXPECT_TRUE(name == "metrics" || name == "http") << "only the container's named HTTP ports, not " << name;
+      for (const auto& peer : rule["from"]) {
+        EXPECT_FALSE(peer["ipBlock"].IsDefined()) << "no address ranges: peers are named";
+        if (peer["namespaceSelector"]) {
+          EXPECT_FALSE(peer["podSelector"].IsDefined());
+          sources.insert("namespace " +
+                         peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"].as<std::string>("") +
+                         " -> " + name);
+        } else {
+          ASSERT_TRUE(peer["podSelector"]["matchLabels"].IsMap() && peer["podSelector"]["matchLabels"].size() > 0);
+          sources.insert("pods -> " + name);
+        }
       }
     }
   }
-  EXPECT_EQ(sources, (std::set<std::string>{"namespace monitoring", "pods"}));
+  EXPECT_EQ(sources, (std::set<std::string>{"namespace monitoring -> metrics", "pods -> http"}));
 
   // Egress: every rule names its peers and ports; together they cover DNS and the config's peers.
   const YAML::Node config = YAML::Load(find_kind(manifests, "ConfigMap")["data"]["hbingest.yaml"].as<std::string>());

@@ -1,5 +1,9 @@
 #include "hbingest/app/query_service.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "hbingest/app/wiring.h"
@@ -10,6 +14,10 @@ namespace hbingest::app {
 
 namespace {
 
+constexpr int kHealthWorkers = 4;
+constexpr int kHealthQueue = 16;
+constexpr std::chrono::milliseconds kHealthKeepAlive{2000};
+
 // Only the raw mode has a fixed set of qualifiers; field columns are whatever the events carry.
 std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig& decode) {
   if (decode.columns == config::ColumnsMode::raw) return std::set<std::string>{decode.raw_qualifier};
@@ -18,8 +26,47 @@ std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig
 
 }  // namespace
 
-server::HttpServerOptions http_server_options(const config::HttpConfig& http) {
-  return server::HttpServerOptions{http.listen, http.max_concurrent_queries + 2};
+server::HttpServerOptions http_server_options(const config::HttpConfig& http,
+                                              std::shared_ptr<server::TlsCredentials> tls) {
+  return server::HttpServerOptions{.listen = http.listen,
+                                   .workers = http.workers,
+                                   .max_queued_connections = http.max_queued_connections,
+                                   .max_header_bytes = http.max_header_bytes,
+                                   .header_timeout = http.header_timeout,
+                                   .keep_alive_timeout = http.keep_alive_timeout,
+                                   .keep_alive_max_requests = http.keep_alive_max_requests,
+                                   .write_timeout = http.write_timeout,
+                                   .tls = std::move(tls)};
+}
+
+server::HttpServerOptions health_server_options(const config::HttpConfig& http,
+                                                std::shared_ptr<server::TlsCredentials> tls) {
+  auto options = http_server_options(http, std::move(tls));
+  options.listen = http.health_listen.value_or("");
+  // Probes and scrapes are short and few: a handful of workers, and idle connections let go soon.
+  options.workers = kHealthWorkers;
+  options.max_queued_connections = kHealthQueue;
+  options.keep_alive_timeout = std::min(options.keep_alive_timeout, kHealthKeepAlive);
+  return options;
+}
+
+std::shared_ptr<server::TlsCredentials> http_tls_credentials(const config::HttpConfig& http) {
+  if (!http.tls_cert_file || !http.tls_key_file) return nullptr;
+  return std::make_shared<server::TlsCredentials>(*http.tls_cert_file, *http.tls_key_file);
+}
+
+void reload_http_tls(server::TlsCredentials* tls) {
+  if (tls == nullptr) return;
+  try {
+    tls->reload();
+    spdlog::info("http tls: certificate reloaded from {}", tls->cert_file());
+  } catch (const std::exception& e) {
+    spdlog::error("http tls: reload failed, still serving the previous certificate: {}", e.what());
+  }
+}
+
+std::optional<std::string> metrics_token(const config::HttpConfig& http) {
+  return http.metrics_auth ? http.bearer_token : std::nullopt;
 }
 
 struct QueryService::Impl {
@@ -32,8 +79,11 @@ struct QueryService::Impl {
         engine(*scanners, engine_options(config.query), observer.get()),
         handler(
             engine, [this](std::string_view id) { return lookup(id); },
-            server::EventsHandlerOptions{config.query.default_limit, config.query.max_limit,
-                                         config.http.max_concurrent_queries, config.http.bearer_token}) {
+            server::EventsHandlerOptions{.default_limit = config.query.default_limit,
+                                         .max_limit = config.query.max_limit,
+                                         .max_concurrent_queries = config.http.max_concurrent_queries,
+                                         .bearer_token = config.http.bearer_token,
+                                         .max_response_bytes = config.http.max_response_bytes}) {
     for (const auto& route : router.routes()) {
       specs.emplace(route.get(), std::make_shared<const keyspec::KeySpec>(route->spec));
     }

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <exception>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "hbingest/query/time_arg.h"
 #include "hbingest/server/bearer_auth.h"
 #include "hbingest/server/row_json.h"
+
+#include "chunk_channel.h"
 
 namespace hbingest::server {
 
@@ -99,17 +102,127 @@ bool wants_ndjson(const HttpRequest& request) {
   return accept && accept->find(kNdjson) != std::string::npos;
 }
 
-// Releases a query slot on every path.
-class SlotGuard {
+constexpr std::string_view kJsonPrefix = "{\"rows\":[";
+constexpr std::size_t kChunkBytes = 32 * 1024;  // rendered rows handed over at a time (at most)
+constexpr std::size_t kBufferedChunks = 4;      // between the query and the client
+// Room kept under max_response_bytes for what follows the last row (totals, marker, error).
+constexpr std::size_t kTrailerReserve = 1024;
+
+// Thrown from the row callback to stop the query.
+struct ByteCapReached {};
+struct ClientGone {};
+
+// How a query ended; complete once its channel is closed.
+struct Outcome {
+  std::size_t rows = 0;
+  std::size_t scans = 0;
+  double elapsed_ms = 0;
+  std::string truncated_by;  // "", "limit" or "max_response_bytes"
+  int status = 0;            // set: it failed with this HTTP status
+  std::string error;
+  bool retry_after = false;
+};
+
+// One query rendering its rows into a channel from a thread of its own. Destroying it cancels the
+// query (if still running) and joins the thread.
+class QueryRun {
  public:
-  explicit SlotGuard(std::counting_semaphore<>& slots) : slots_(slots) {}
-  ~SlotGuard() { slots_.release(); }
-  SlotGuard(const SlotGuard&) = delete;
-  SlotGuard& operator=(const SlotGuard&) = delete;
+  // Rows are handed over `chunk_bytes` at a time.
+  QueryRun(query::QueryEngine& engine, query::Query events_query, bool ndjson, std::size_t row_bytes_cap,
+           std::size_t chunk_bytes, std::size_t scans, std::counting_semaphore<>& slot)
+      : channel_(kBufferedChunks * chunk_bytes), chunk_bytes_(chunk_bytes) {
+    outcome_.scans = scans;
+    thread_ = std::thread([this, &engine, q = std::move(events_query), ndjson, row_bytes_cap, &slot] {
+      produce(engine, q, ndjson, row_bytes_cap);
+      slot.release();
+      channel_.close();
+    });
+  }
+  ~QueryRun() {
+    channel_.cancel();
+    thread_.join();
+  }
+  QueryRun(const QueryRun&) = delete;
+  QueryRun& operator=(const QueryRun&) = delete;
+
+  detail::ChunkChannel& channel() { return channel_; }
+  // Read it only after the channel has said it is closed (wait_for() true, pop() nullopt).
+  const Outcome& outcome() const { return outcome_; }
 
  private:
-  std::counting_semaphore<>& slots_;
+  void produce(query::QueryEngine& engine, const query::Query& events_query, bool ndjson, std::size_t cap) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string pending;
+    std::size_t bytes = 0;
+    try {
+      const auto stats = engine.stream(events_query, {}, [&](query::ResultRow&& row) {
+        const std::string text = dump_json(row_to_json(row));
+        if (bytes + text.size() + 1 > cap) throw ByteCapReached{};
+        if (!ndjson && outcome_.rows > 0) pending += ',';
+        pending += text;
+        if (ndjson) pending += '\n';
+        bytes += text.size() + 1;
+        ++outcome_.rows;
+        if (pending.size() >= chunk_bytes_) {
+          if (!channel_.push(std::move(pending))) throw ClientGone{};
+          pending.clear();
+        }
+      });
+      if (stats.truncated) outcome_.truncated_by = "limit";
+    } catch (const ByteCapReached&) {
+      outcome_.truncated_by = "max_response_bytes";
+    } catch (const ClientGone&) {
+      return;
+    } catch (const query::QueryTimeout& e) {
+      fail(504, e.what());
+    } catch (const connectors::HBaseError& e) {
+      fail(e.retriable() ? 503 : 502, std::string("hbase ") + e.operation() + " on " + e.endpoint() + ": " + e.what());
+      outcome_.retry_after = e.retriable();
+    } catch (const std::exception& e) {
+      fail(500, e.what());
+    } catch (...) {
+      fail(500, "unknown error");
+    }
+    outcome_.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!pending.empty()) channel_.push(std::move(pending));
+  }
+
+  void fail(int status, std::string message) {
+    outcome_.status = status;
+    outcome_.error = std::move(message);
+  }
+
+  detail::ChunkChannel channel_;
+  const std::size_t chunk_bytes_;
+  Outcome outcome_;
+  std::thread thread_;  // last: started once the rest is built
 };
+
+// What follows the last row. `streamed`: the status line has gone out, so a failure is told here.
+std::string trailer(const Outcome& outcome, bool ndjson, bool streamed) {
+  const bool failed = outcome.status != 0;
+  const nlohmann::json truncated_by =
+      failed ? nlohmann::json("error")
+             : (outcome.truncated_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(outcome.truncated_by));
+  if (ndjson) {
+    if (failed)
+      return dump_json({{"error", outcome.error}, {"status", outcome.status}, {"count", outcome.rows}}) + "\n";
+    // Not streamed: the headers tell a limit cut; a byte cap is told by a line in both cases.
+    const bool marker = outcome.truncated_by == "max_response_bytes" || (streamed && !outcome.truncated_by.empty());
+    if (!marker) return {};
+    return dump_json({{"truncated", true}, {"truncated_by", truncated_by}, {"count", outcome.rows}}) + "\n";
+  }
+  nlohmann::json totals = {{"count", outcome.rows},
+                           {"truncated", failed || !outcome.truncated_by.empty()},
+                           {"truncated_by", truncated_by},
+                           {"scans", outcome.scans},
+                           {"elapsed_ms", outcome.elapsed_ms}};
+  if (failed) {
+    totals["error"] = outcome.error;
+    totals["status"] = outcome.status;
+  }
+  return "]," + dump_json(totals).substr(1);  // "{" opened the document before the rows
+}
 
 }  // namespace
 
@@ -156,8 +269,9 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
 
   // Planning is pure and cheap: doing it here turns a spec's refusal (e.g. an event type its dict
   // does not know) into a 400 before any query slot or scanner is taken.
+  std::size_t scans = 0;
   try {
-    engine_.plan(events_query);
+    scans = engine_.plan(events_query).size();
   } catch (const keyspec::SpecError& e) {
     throw BadParameter("event_id", std::string("cannot plan the query: ") + e.what());
   } catch (const query::QueryError& e) {
@@ -170,45 +284,52 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
     res.headers.emplace_back("Retry-After", "1");
     return res;
   }
-  const SlotGuard slot(slots_);
-
   const bool ndjson = wants_ndjson(request);
-  std::string lines;
-  nlohmann::json rows = nlohmann::json::array();
-  query::QueryStats stats;
-  try {
-    stats = engine_.stream(events_query, {}, [&](query::ResultRow&& row) {
-      if (ndjson) {
-        lines += dump_json(row_to_json(row));
-        lines += '\n';
-      } else {
-        rows.push_back(row_to_json(row));
-      }
-    });
-  } catch (const query::QueryTimeout& e) {
-    return error_response(504, e.what());
-  } catch (const connectors::HBaseError& e) {
-    auto res = error_response(e.retriable() ? 503 : 502,
-                              std::string("hbase ") + e.operation() + " on " + e.endpoint() + ": " + e.what());
-    if (e.retriable()) res.headers.emplace_back("Retry-After", "1");
+  const std::size_t reserved = kTrailerReserve + kJsonPrefix.size();
+  const std::size_t row_bytes_cap = options_.max_response_bytes > reserved ? options_.max_response_bytes - reserved : 0;
+  // Takes over the slot: the query's thread releases it when the query has ended.
+  // Chunks no larger than what is held back, so that streaming starts once that much is there.
+  const std::size_t chunk_bytes = std::max<std::size_t>(1, std::min(kChunkBytes, options_.stream_after_bytes));
+  auto run =
+      std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, chunk_bytes, scans, slots_);
+
+  if (run->channel().wait_for(options_.stream_after_bytes)) {
+    // Over before anything was sent: the whole answer, with its own status.
+    const Outcome& outcome = run->outcome();
+    if (outcome.status != 0) {
+      auto res = error_response(outcome.status, outcome.error);
+      if (outcome.retry_after) res.headers.emplace_back("Retry-After", "1");
+      return res;
+    }
+    HttpResponse res;
+    res.content_type = std::string(ndjson ? kNdjson : std::string_view("application/json"));
+    if (!ndjson) res.body = kJsonPrefix;
+    while (auto chunk = run->channel().pop()) res.body += *chunk;
+    res.body += trailer(outcome, ndjson, false);
+    if (ndjson) {
+      res.headers.emplace_back("X-Hbingest-Count", std::to_string(outcome.rows));
+      res.headers.emplace_back("X-Hbingest-Truncated", outcome.truncated_by.empty() ? "false" : "true");
+      res.headers.emplace_back("X-Hbingest-Scans", std::to_string(outcome.scans));
+    }
     return res;
   }
 
-  const double elapsed_ms = std::chrono::duration<double, std::milli>(stats.elapsed).count();
-  if (ndjson) {
-    HttpResponse res;
-    res.content_type = std::string(kNdjson);
-    res.body = std::move(lines);
-    res.headers.emplace_back("X-Hbingest-Count", std::to_string(stats.rows));
-    res.headers.emplace_back("X-Hbingest-Truncated", stats.truncated ? "true" : "false");
-    res.headers.emplace_back("X-Hbingest-Scans", std::to_string(stats.scans));
-    return res;
-  }
-  return json_response(200, {{"rows", std::move(rows)},
-                             {"count", stats.rows},
-                             {"truncated", stats.truncated},
-                             {"scans", stats.scans},
-                             {"elapsed_ms", elapsed_ms}});
+  HttpResponse res;
+  res.content_type = std::string(ndjson ? kNdjson : std::string_view("application/json"));
+  res.stream = [run, ndjson](const BodyWriter& write) {
+    bool sent = ndjson || write(kJsonPrefix);
+    while (sent) {
+      auto chunk = run->channel().pop();
+      if (!chunk) break;
+      sent = write(*chunk);
+    }
+    if (sent) {
+      write(trailer(run->outcome(), ndjson, true));
+    } else {
+      run->channel().cancel();  // the client is gone: stop the query
+    }
+  };
+  return res;
 }
 
 }  // namespace hbingest::server

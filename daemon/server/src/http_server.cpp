@@ -1,22 +1,47 @@
 #include "hbingest/server/http_server.h"
 
+#include "hbingest/server/tls_credentials.h"
 #include "hbingest/support/host_port.h"
 
 #include <httplib.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
-#include <charconv>
-#include <chrono>
+#include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "connection_stream.h"
+
 namespace hbingest::server {
 
 namespace {
+
+using detail::Clock;
+using detail::ConnectionStream;
+
+// Refused connections waiting for their 503 to be written; beyond this they are closed at once.
+constexpr std::size_t kMaxRejectsPending = 64;
+// Refused connections kept half-closed after their 503, and for how long at most.
+constexpr std::size_t kMaxLingering = 128;
+constexpr auto kRejectLinger = std::chrono::milliseconds(250);
+constexpr auto kRejectPoll = std::chrono::milliseconds(20);
+// Accept backlog: cpp-httplib 0.11.4 listens with 5, too few for a burst of connections that the
+// acceptor would answer (or refuse) within microseconds.
+constexpr int kListenBacklog = 128;
+// The least time a connection gets for its first request once a worker takes it.
+constexpr auto kMinHeadTime = std::chrono::seconds(1);
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -27,6 +52,7 @@ std::string lower(std::string_view text) {
 
 HttpRequest to_request(const httplib::Request& req) {
   HttpRequest out;
+  out.method = req.method;
   out.path = req.path;
   for (const auto& [name, value] : req.params) out.params.emplace_back(name, value);
   for (const auto& [name, value] : req.headers) out.headers.emplace(lower(name), value);
@@ -34,15 +60,61 @@ HttpRequest to_request(const httplib::Request& req) {
   return out;
 }
 
-void apply(const HttpResponse& from, httplib::Response& to) {
+void apply(HttpResponse&& from, httplib::Response& to) {
   to.status = from.status;
   for (const auto& [name, value] : from.headers) to.set_header(name, value);
-  to.set_content(from.body, from.content_type);
+  if (!from.stream) {
+    to.set_content(from.body, from.content_type);
+    return;
+  }
+  to.set_chunked_content_provider(from.content_type,
+                                  [stream = std::move(from.stream)](std::size_t, httplib::DataSink& sink) {
+                                    stream([&sink](std::string_view chunk) {
+                                      // An empty chunk would end the chunked body early.
+                                      return chunk.empty() || sink.write(chunk.data(), chunk.size());
+                                    });
+                                    sink.done();
+                                    return true;
+                                  });
 }
 
 void set_json_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
   res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
+}
+
+bool is_get_or_head(const httplib::Request& req) { return req.method == "GET" || req.method == "HEAD"; }
+
+bool announces_body(const httplib::Request& req) {
+  if (req.has_header("Transfer-Encoding")) return true;
+  const std::string length = req.get_header_value("Content-Length");
+  return !length.empty() && length.find_first_not_of('0') != std::string::npos;
+}
+
+// What a refused connection gets, written without reading its request.
+const std::string& busy_response() {
+  static const std::string body = R"({"error":"server busy: every connection slot is taken; retry later"})";
+  static const std::string response =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  return response;
+}
+
+// Runs what the accept loop hands over at once, on the accept thread: our process_and_close_socket
+// only queues the socket for a worker (or refuses it), so the acceptor never waits on a client.
+class InlineTaskQueue final : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+// Writes on a socket whose peer is gone raise SIGPIPE; OpenSSL's writes cannot pass MSG_NOSIGNAL.
+void block_sigpipe_in_this_thread() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 }  // namespace
@@ -54,28 +126,205 @@ std::optional<std::string> HttpRequest::header(std::string_view name) const {
 }
 
 struct HttpServer::Impl {
+  // cpp-httplib's Server with the connection handling replaced: its request parsing, routing and
+  // response writing (process_request) run over our ConnectionStream, on our workers.
+  class GuardedServer final : public httplib::Server {
+   public:
+    explicit GuardedServer(Impl& impl) : impl_(impl) {}
+    void serve(int fd, Clock::time_point accepted_at) { impl_.serve(*this, fd, accepted_at); }
+    using httplib::Server::process_request;
+
+   private:
+    // Called by the accept loop (through InlineTaskQueue) for each accepted socket.
+    bool process_and_close_socket(socket_t sock) override {
+      impl_.admit(sock);
+      return true;
+    }
+    Impl& impl_;
+  };
+
   HttpServerOptions options;
   std::string host;
   int configured_port = 0;
   int bound_port = 0;
-  httplib::Server server;
+  int listen_fd = -1;
+  GuardedServer server{*this};
+
+  std::mutex mutex;
+  std::condition_variable work;
+  struct Accepted {
+    int fd;
+    Clock::time_point at;  // the first request's head deadline counts from here, queueing included
+  };
+  std::deque<Accepted> queued;  // waiting for a worker
+  std::deque<int> rejects;      // refused, waiting for their 503
+  std::atomic<bool> stopping{false};
   std::atomic<bool> listener_done{false};
+  std::vector<std::thread> workers;
+  std::thread rejecter;
   std::thread listener;  // last: joined in stop() before the server goes
+
+  void admit(int fd) {
+    {
+      const std::lock_guard lock(mutex);
+      if (!stopping && queued.size() < static_cast<std::size_t>(options.max_queued_connections) + idle_workers()) {
+        queued.push_back({fd, Clock::now()});
+        work.notify_all();
+        return;
+      }
+      if (!options.tls && rejects.size() < kMaxRejectsPending) {
+        rejects.push_back(fd);
+        work.notify_all();
+        return;
+      }
+    }
+    ::close(fd);  // TLS: a plain-text 503 would mean nothing to the client before a handshake
+  }
+
+  // Workers waiting for a connection; called with the mutex held.
+  std::size_t idle_workers() const { return idle; }
+  std::size_t idle = 0;
+
+  void work_loop() {
+    block_sigpipe_in_this_thread();
+    for (;;) {
+      Accepted accepted{};
+      {
+        std::unique_lock lock(mutex);
+        ++idle;
+        work.wait(lock, [&] { return stopping || !queued.empty(); });
+        --idle;
+        if (queued.empty()) return;  // stopping
+        accepted = queued.front();
+        queued.pop_front();
+      }
+      server.serve(accepted.fd, accepted.at);
+    }
+  }
+
+  // Writes each refused connection its 503, then keeps it half-closed for a moment (reading and
+  // dropping what the client sends) so that the answer is not destroyed by the reset a close with
+  // unread data causes. All of them on this one thread: a flood of connections costs no worker.
+  void reject_loop() {
+    block_sigpipe_in_this_thread();
+    struct Lingering {
+      int fd;
+      Clock::time_point until;
+    };
+    std::deque<Lingering> lingering;
+    std::vector<pollfd> polled;
+    std::array<char, 4096> scratch{};
+    for (;;) {
+      std::vector<int> fresh;
+      {
+        std::unique_lock lock(mutex);
+        const auto ready = [&] { return stopping || !rejects.empty(); };
+        if (lingering.empty()) {
+          work.wait(lock, ready);
+        } else {
+          work.wait_for(lock, kRejectPoll, ready);
+        }
+        if (stopping && rejects.empty() && lingering.empty()) return;
+        fresh.assign(rejects.begin(), rejects.end());
+        rejects.clear();
+      }
+      for (const int fd : fresh) {
+        // A fresh socket's send buffer takes the whole answer: this never blocks.
+        ::send(fd, busy_response().data(), busy_response().size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        ::shutdown(fd, SHUT_WR);
+        if (lingering.size() >= kMaxLingering) {
+          ::close(lingering.front().fd);
+          lingering.pop_front();
+        }
+        lingering.push_back({fd, Clock::now() + kRejectLinger});
+      }
+      polled.clear();
+      for (const auto& l : lingering) polled.push_back({l.fd, POLLIN, 0});
+      ::poll(polled.data(), polled.size(), 0);
+      const auto now = Clock::now();
+      std::deque<Lingering> kept;
+      for (std::size_t i = 0; i < lingering.size(); ++i) {
+        bool done = now >= lingering[i].until || stopping;
+        if (!done && polled[i].revents != 0) {
+          const ssize_t n = ::recv(lingering[i].fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+          done = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);  // the client has closed
+        }
+        if (done) {
+          ::close(lingering[i].fd);
+        } else {
+          kept.push_back(lingering[i]);
+        }
+      }
+      lingering.swap(kept);
+    }
+  }
+
+  void serve(GuardedServer& http, int fd, Clock::time_point accepted_at) {
+    ConnectionStream stream(fd, options.tls ? options.tls->context() : nullptr, options.write_timeout, stopping);
+    // Counted from the accept, so time spent in the queue counts against a slow client; a client
+    // that sent its request at once has it waiting in the socket and still gets kMinHeadTime for
+    // the round trips of a TLS handshake and for reading it.
+    const auto first_deadline = std::max(accepted_at + options.header_timeout, Clock::now() + kMinHeadTime);
+    if (options.tls && !stream.handshake(first_deadline)) return;
+    for (int served = 0; served < options.keep_alive_max_requests; ++served) {
+      const auto idle_until = served == 0 ? first_deadline : Clock::now() + options.keep_alive_timeout;
+      if (!stream.wait_for_request(idle_until)) return;
+      stream.begin_request(served == 0 ? first_deadline : Clock::now() + options.header_timeout,
+                           options.max_header_bytes);
+      bool refused = false;
+      bool client_closes = false;
+      const bool last = served + 1 == options.keep_alive_max_requests;
+      const bool ok = http.process_request(stream, last, client_closes, [&](httplib::Request& req) {
+        // Ranges are refused: many ranges of one body would multiply the response.
+        req.ranges.clear();
+        if (!is_get_or_head(req) || announces_body(req)) {
+          // The pre-routing handler answers 405/413 without reading the body; the rest of it
+          // would be taken for the next request, so this connection ends after the answer.
+          refused = true;
+          req.headers.erase("Connection");
+          req.set_header("Connection", "close");
+        }
+      });
+      if (refused || !ok) stream.linger_on_close();
+      if (!ok || refused || client_closes || stopping) return;
+    }
+  }
 };
 
 HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  auto& opts = impl_->options;
   try {
-    auto address = support::parse_host_port(impl_->options.listen, 0);  // port 0: any free port
+    auto address = support::parse_host_port(opts.listen, 0);  // port 0: any free port
     impl_->host = std::move(address.host);
     impl_->configured_port = address.port;
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("http listen address ") + e.what());
   }
-  const auto threads = static_cast<std::size_t>(std::max(1, impl_->options.threads));
+  opts.workers = std::max(1, opts.workers);
+  opts.max_queued_connections = std::max(0, opts.max_queued_connections);
+  opts.keep_alive_max_requests = std::max(1, opts.keep_alive_max_requests);
+
+  auto& server = impl_->server;
   // httplib owns the queue it gets from this factory.
-  impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  impl_->server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  server.new_task_queue = [] { return new InlineTaskQueue; };
+  server.set_socket_options([impl = impl_.get()](socket_t sock) {
+    httplib::default_socket_options(sock);  // SO_REUSEADDR
+    impl->listen_fd = sock;
+  });
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!is_get_or_head(req)) {
+      set_json_error(res, 405, "method " + req.method + " not allowed: this API is read-only (GET, HEAD)");
+      res.set_header("Allow", "GET, HEAD");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (announces_body(req)) {
+      set_json_error(res, 413, "request bodies are not accepted");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
     } catch (const std::exception& e) {
@@ -111,7 +360,12 @@ void HttpServer::start() {
     }
     impl_->bound_port = impl_->configured_port;
   }
+  // Linux takes a second listen() on a listening socket as a new backlog.
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, kListenBacklog);
+  impl_->stopping = false;
   impl_->listener_done = false;
+  for (int i = 0; i < impl_->options.workers; ++i) impl_->workers.emplace_back([this] { impl_->work_loop(); });
+  impl_->rejecter = std::thread([this] { impl_->reject_loop(); });
   impl_->listener = std::thread([this] {
     impl_->server.listen_after_bind();
     impl_->listener_done = true;
@@ -129,6 +383,16 @@ void HttpServer::stop() noexcept {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   impl_->listener.join();
+  {
+    const std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+    for (const auto& accepted : impl_->queued) ::close(accepted.fd);
+    impl_->queued.clear();
+    impl_->work.notify_all();
+  }
+  for (auto& worker : impl_->workers) worker.join();
+  impl_->workers.clear();
+  impl_->rejecter.join();
 }
 
 int HttpServer::port() const noexcept { return impl_->bound_port; }

@@ -1,5 +1,7 @@
 #include "hbingest/server/service_endpoints.h"
 
+#include "hbingest/server/bearer_auth.h"
+
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
@@ -41,8 +43,10 @@ std::string metrics_text(const prometheus::Registry& registry, const ScrapeTimeM
 }
 
 void mount_service_endpoints(HttpServer& server, const prometheus::Registry& registry, ScrapeTimeMetrics scrape_time,
-                             std::function<Readiness()> readiness) {
-  server.get("/metrics", [&registry, scrape_time = std::move(scrape_time)](const HttpRequest&) {
+                             std::function<Readiness()> readiness, std::optional<std::string> metrics_token) {
+  server.get("/metrics", [&registry, scrape_time = std::move(scrape_time),
+                          token = std::move(metrics_token)](const HttpRequest& request) {
+    if (token && !bearer_token_matches(request, *token)) return unauthorized_response();
     HttpResponse response;
     response.content_type = kMetricsContentType;
     response.body = metrics_text(registry, scrape_time);

@@ -169,7 +169,7 @@ TEST(CheckConfig, WarnsAboutUnsafeSettingsAndNeverPrintsSecrets) {
                                    "}\"}\n"
                                    "hbase: {endpoints: [\"h:9090\"]}\n"
                                    "dlq: {properties: {acks: \"1\"}}\n"
-                                   "http: {listen: \"0.0.0.0:8080\"}\n"
+                                   "http: {listen: \"0.0.0.0:8080\", allow_unauthenticated: true}\n"
                                    "routes:\n  - {event_types: [login], table: logins, preset: events}\n");
   const CommandRun ok = run({file.string(), "--print-effective"});
   EXPECT_EQ(ok.code, 0) << ok.err;

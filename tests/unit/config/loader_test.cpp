@@ -20,6 +20,7 @@ using ::testing::AnyOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
@@ -251,6 +252,25 @@ TEST(Loader, BearerTokenOnlyFromSecretSources) {
               ElementsAre(HasSubstr("set only one of bearer_token, token_file, token_env")));
   EXPECT_THAT(load("  token_env: HBINGEST_TEST_NO_SUCH_VAR\n").problems,
               ElementsAre(HasSubstr("'HBINGEST_TEST_NO_SUCH_VAR' is not set")));
+}
+
+TEST(Loader, ANetworkListenerNeedsATokenOrAnExplicitOptOut) {
+  TempDir dir;
+  dir.write("token", "tok\n");
+  const auto load = [&](const std::string& http) {
+    return try_load_config(dir.write("c.yaml", std::string(kMinimal) + "http:\n" + http)).problems;
+  };
+  EXPECT_THAT(load("  listen: 0.0.0.0:8080\n"),
+              ElementsAre(AllOf(HasSubstr("http.listen: '0.0.0.0:8080' is reachable from the network"),
+                                HasSubstr("http.allow_unauthenticated: true"))));
+  EXPECT_THAT(load("  listen: \"[::]:8080\"\n"), ElementsAre(HasSubstr("http.allow_unauthenticated")));
+  EXPECT_THAT(load("  listen: 0.0.0.0:8080\n  token_file: token\n"), IsEmpty());
+  EXPECT_THAT(load("  listen: 0.0.0.0:8080\n  allow_unauthenticated: true\n"), IsEmpty());
+  EXPECT_THAT(load("  listen: 127.0.0.1:8080\n"), IsEmpty());
+  EXPECT_THAT(load("  enabled: false\n  listen: 0.0.0.0:8080\n"), IsEmpty());
+  EXPECT_THAT(load("  metrics_auth: true\n"), ElementsAre(HasSubstr("http.metrics_auth: is true but no bearer token")));
+  EXPECT_THAT(load("  tls_cert_file: c.pem\n"),
+              ElementsAre(HasSubstr("set both http.tls_cert_file and http.tls_key_file")));
 }
 
 TEST(Loader, KafkaPropertiesManagedByUsAreRejected) {
@@ -576,12 +596,14 @@ TEST(UnsafeSettings, DeadLetterAcksOtherThanAll) {
   }
 }
 
+// Without allow_unauthenticated such a listen is an error (HttpConfig tests); with it, a warning.
 TEST(UnsafeSettings, OpenHttpPortWithoutToken) {
   for (const char* listen : {"0.0.0.0:8080", "[::]:8080", "10.1.2.3:8080", "ingest.example:8080"}) {
-    EXPECT_THAT(warnings_of("http:\n  listen: \"" + std::string(listen) + "\"\n"),
-                ElementsAre(AllOf(problem_at(11, "http.listen"), HasSubstr("no bearer token"))))
+    EXPECT_THAT(warnings_of("http:\n  listen: \"" + std::string(listen) + "\"\n  allow_unauthenticated: true\n"),
+                ElementsAre(AllOf(problem_at(11, "http.listen"), HasSubstr("allow_unauthenticated is true"))))
         << listen;
   }
+  EXPECT_THAT(warnings_of("http:\n  listen: \"127.0.0.1:8080\"\n  allow_unauthenticated: true\n"), SizeIs(0));
   ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
   EXPECT_THAT(warnings_of("http:\n  listen: \"0.0.0.0:8080\"\n  token_env: HBINGEST_TEST_TOKEN\n"), SizeIs(0));
   // A token that failed to load is a problem, not an open port: no warning on top of it.

@@ -43,7 +43,7 @@ class EventsHandlerTest : public ::testing::Test {
                         .known_qualifiers = std::set<std::string>{"event_id", "user", "note"}};
     };
     handler_ = std::make_unique<EventsHandler>(*engine_, std::move(routes), std::move(options));
-    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .threads = 4});
+    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .workers = 4});
     server_->get("/v1/events", [this](const server::HttpRequest& r) { return (*handler_)(r); });
     server_->start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -131,6 +131,55 @@ TEST_F(EventsHandlerTest, NdjsonWhenAsked) {
   std::vector<std::string> keys;
   while (std::getline(lines, line)) keys.push_back(nlohmann::json::parse(line).at("key").get<std::string>());
   EXPECT_EQ(keys.size(), 7u);
+}
+
+TEST_F(EventsHandlerTest, ABodyAtTheByteCapEndsAsValidJsonWithItsMarker) {
+  start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
+  const auto res = get("/v1/events?event_id=login&limit=10000");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_LE(res->body.size(), 16u * 1024);
+  EXPECT_EQ(res->get_header_value("Transfer-Encoding"), "chunked");
+  const auto json = body(res);  // parses: the document was closed
+  EXPECT_EQ(json["truncated"], true);
+  EXPECT_EQ(json["truncated_by"], "max_response_bytes");
+  EXPECT_EQ(json["count"], json["rows"].size());
+  EXPECT_GT(json["count"].get<int>(), 0);
+  EXPECT_EQ(factory_.open_now(), 0) << "the query stopped at the cap";
+}
+
+TEST_F(EventsHandlerTest, NdjsonAtTheByteCapEndsWithAMarkerLine) {
+  start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
+  const auto res = get("/v1/events?event_id=login&limit=10000", {{"Accept", "application/x-ndjson"}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  std::istringstream lines(res->body);
+  std::vector<nlohmann::json> parsed;
+  for (std::string line; std::getline(lines, line);) parsed.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(parsed.size(), 2u);
+  EXPECT_EQ(
+      parsed.back(),
+      (nlohmann::json{{"truncated", true}, {"truncated_by", "max_response_bytes"}, {"count", parsed.size() - 1}}));
+  for (std::size_t i = 0; i + 1 < parsed.size(); ++i) EXPECT_TRUE(parsed[i].contains("key"));
+}
+
+TEST_F(EventsHandlerTest, AStreamedNdjsonBodyCutByTheLimitSaysSoInItsLastLine) {
+  start({.stream_after_bytes = 1024});
+  const auto res = get("/v1/events?event_id=login&limit=50", {{"Accept", "application/x-ndjson"}});
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_FALSE(res->has_header("X-Hbingest-Count")) << "streamed: the count was not known with the headers";
+  const std::string last = res->body.substr(res->body.rfind('\n', res->body.size() - 2) + 1);
+  EXPECT_EQ(nlohmann::json::parse(last),
+            (nlohmann::json{{"truncated", true}, {"truncated_by", "limit"}, {"count", 50}}));
+}
+
+TEST_F(EventsHandlerTest, ASmallAnswerIsNotStreamedAndSaysItWasComplete) {
+  start();
+  const auto res = get("/v1/events?event_id=login&limit=5");
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(res->has_header("Transfer-Encoding"));
+  EXPECT_EQ(body(res)["truncated_by"], "limit");
 }
 
 TEST_F(EventsHandlerTest, BadInputIs400NamingTheParameter) {
@@ -239,7 +288,7 @@ TEST_F(EventsHandlerTest, OverTheConcurrentQueryLimitIs429) {
 }
 
 TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
-  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server::HttpServer server({.listen = "127.0.0.1:0", .workers = 1});
   server.get("/healthz", [](const server::HttpRequest&) {
     return server::HttpResponse{.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}};
   });
@@ -257,7 +306,7 @@ TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {
 }
 
 TEST(HttpServerTest, HandlerExceptionIs500Json) {
-  server::HttpServer server({.listen = "127.0.0.1:0", .threads = 1});
+  server::HttpServer server({.listen = "127.0.0.1:0", .workers = 1});
   server.get("/boom", [](const server::HttpRequest&) -> server::HttpResponse { throw std::runtime_error("kaput"); });
   server.start();
   httplib::Client client("127.0.0.1", server.port());
@@ -268,8 +317,8 @@ TEST(HttpServerTest, HandlerExceptionIs500Json) {
 }
 
 TEST(HttpServerTest, RejectsBadListenAddress) {
-  EXPECT_THROW(server::HttpServer({.listen = "localhost", .threads = 1}), std::invalid_argument);
-  EXPECT_THROW(server::HttpServer({.listen = "127.0.0.1:99999", .threads = 1}), std::invalid_argument);
+  EXPECT_THROW(server::HttpServer({.listen = "localhost", .workers = 1}), std::invalid_argument);
+  EXPECT_THROW(server::HttpServer({.listen = "127.0.0.1:99999", .workers = 1}), std::invalid_argument);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ TEST(ServiceEndpoints, MetricsServesTheRegistryAndScrapeTimeValues) {
       .Increment(3);
   std::atomic<bool> ready{false};
   auto gauge = std::make_shared<ReadinessGauge>([&ready] { return Readiness{ready.load(), {}}; });
-  HttpServer server(HttpServerOptions{"127.0.0.1:0", 2});
+  HttpServer server(HttpServerOptions{.listen = "127.0.0.1:0", .workers = 2});
   mount_service_endpoints(server, registry, {gauge}, [&ready] { return Readiness{ready.load(), {"not yet"}}; });
   server.start();
   httplib::Client client("127.0.0.1", server.port());
@@ -52,6 +52,21 @@ TEST(ServiceEndpoints, MetricsServesTheRegistryAndScrapeTimeValues) {
   EXPECT_EQ(res->body.find("hbingest_ready"), std::string::npos) << res->body;
   EXPECT_NE(res->body.find("hbingest_build_info"), std::string::npos) << res->body;
   server.stop();
+}
+
+TEST(ServiceEndpoints, MetricsBehindTheTokenWhenAskedProbesNever) {
+  prometheus::Registry registry;
+  register_build_info(registry, "1.2.3");
+  HttpServer server(HttpServerOptions{.listen = "127.0.0.1:0", .workers = 2});
+  mount_service_endpoints(
+      server, registry, {}, [] { return Readiness{}; }, std::string("tok"));
+  server.start();
+  httplib::Client client("127.0.0.1", server.port());
+  EXPECT_EQ(client.Get("/metrics")->status, 401);
+  EXPECT_EQ(client.Get("/metrics", {{"Authorization", "Bearer nope"}})->status, 401);
+  EXPECT_EQ(client.Get("/metrics", {{"Authorization", "Bearer tok"}})->status, 200);
+  EXPECT_EQ(client.Get("/healthz")->status, 200);
+  EXPECT_EQ(client.Get("/readyz")->status, 200);
 }
 
 }  // namespace

@@ -68,6 +68,13 @@ TEST(HostPort, ParsesNamesIPv4AndBracketedIPv6) {
   EXPECT_EQ(parse_host_port("0.0.0.0:0", 0).port, 0);
 }
 
+TEST(HostPort, LoopbackHostsAreOnlyThoseUnreachableFromTheNetwork) {
+  for (const char* host : {"127.0.0.1", "127.8.9.10", "::1", "localhost"}) EXPECT_TRUE(is_loopback_host(host)) << host;
+  for (const char* host : {"0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "example.com", "", "127.0.0.1.example"}) {
+    EXPECT_FALSE(is_loopback_host(host)) << host;
+  }
+}
+
 TEST(HostPort, RejectsWithTheReason) {
   const auto message = [](std::string_view text, int min_port = 1) {
     try {

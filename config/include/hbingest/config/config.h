@@ -103,8 +103,22 @@ struct DlqConfig {
 struct HttpConfig {
   bool enabled = true;
   std::string listen = "127.0.0.1:8080";
-  std::optional<std::string> bearer_token;  // resolved secret (from ${file:..}/${ENV})
+  std::optional<std::string> health_listen;  // unset: /healthz, /readyz, /metrics only on `listen`
+  std::optional<std::string> bearer_token;   // resolved secret (from ${file:..}/${ENV})
+  bool metrics_auth = false;                 // /metrics needs the bearer token too
+  bool allow_unauthenticated = false;        // a non-loopback `listen` without a token
   int max_concurrent_queries = 8;
+  // Connection limits (see HttpServerOptions).
+  int workers = 16;
+  int max_queued_connections = 64;
+  std::size_t max_header_bytes = 16 * 1024;
+  Millis header_timeout{5000};
+  Millis keep_alive_timeout{5000};
+  int keep_alive_max_requests = 100;
+  Millis write_timeout{30000};
+  std::size_t max_response_bytes = 16 * 1024 * 1024;
+  std::optional<std::string> tls_cert_file;  // both set: HTTPS on `listen` and `health_listen`
+  std::optional<std::string> tls_key_file;
 };
 
 struct QueryConfig {

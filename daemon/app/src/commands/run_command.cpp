@@ -111,8 +111,11 @@ int run_command(const Args& args) {
   setup_logging(config.logging);
   for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
   // Before any other thread starts, so every thread inherits the blocked signal mask.
+  // Loaded before serving anything, so a bad certificate stops the start with its file named.
+  const auto http_tls = config.http.enabled ? http_tls_credentials(config.http) : nullptr;
   SignalWatcher signals(
-      [config_path] {
+      [config_path, http_tls] {
+        reload_http_tls(http_tls.get());
         const auto reloaded = config::load_config(config_path);
         set_log_level(reloaded.logging.level);
         spdlog::info("log level reloaded: {}", reloaded.logging.level);
@@ -171,18 +174,27 @@ int run_command(const Args& args) {
   std::unique_ptr<QueryService> queries;
   std::shared_ptr<server::ReadinessGauge> ready_gauge;
   std::unique_ptr<server::HttpServer> server;
+  std::unique_ptr<server::HttpServer> health_server;
   if (config.http.enabled) {
     queries = std::make_unique<QueryService>(config, router, &registry);
-    server = std::make_unique<server::HttpServer>(http_server_options(config.http));
+    server = std::make_unique<server::HttpServer>(http_server_options(config.http, http_tls));
     queries->mount(*server);
     const auto readiness = [&] {
       auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers, &table_watch);
       return server::Readiness{reasons.empty(), std::move(reasons)};
     };
     ready_gauge = std::make_shared<server::ReadinessGauge>(readiness);
-    server::mount_service_endpoints(*server, registry, {ready_gauge}, readiness);
+    server::mount_service_endpoints(*server, registry, {ready_gauge}, readiness, metrics_token(config.http));
     server->start();
-    spdlog::info("HTTP on {}:{} (/v1/events, /metrics, /healthz, /readyz)", server->host(), server->port());
+    spdlog::info("HTTP{} on {}:{} (/v1/events, /metrics, /healthz, /readyz)", http_tls ? "S" : "", server->host(),
+                 server->port());
+    if (config.http.health_listen) {
+      health_server = std::make_unique<server::HttpServer>(health_server_options(config.http, http_tls));
+      server::mount_service_endpoints(*health_server, registry, {ready_gauge}, readiness, metrics_token(config.http));
+      health_server->start();
+      spdlog::info("HTTP{} health listener on {}:{} (/metrics, /healthz, /readyz)", http_tls ? "S" : "",
+                   health_server->host(), health_server->port());
+    }
   }
 
   SystemdNotifier notifier;
@@ -210,6 +222,7 @@ int run_command(const Args& args) {
   const auto flush_time = pipeline.shutdown_budget().left_for(ingest::ShutdownStep::leave, kDeadLetterFlushTimeout);
   if (!dead_letters.flush(flush_time)) spdlog::warn("dead-letter producer did not drain in time");
   writers.stop();
+  if (health_server) health_server->stop();
   if (server) server->stop();
   spdlog::info("stopped: consumed {}, rows written {}, dead letters {}", pipeline.stats().consumed.load(),
                pipeline.stats().rows_stored.load(), pipeline.stats().dead_lettered.load());

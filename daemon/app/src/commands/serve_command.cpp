@@ -4,6 +4,7 @@
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <thread>
 
 #include "hbingest/app/command_line.h"
@@ -36,19 +37,33 @@ int serve_command(const Args& args) {
     throw std::invalid_argument(config.source.string() + ": http.enabled is false; serve has nothing to do");
   setup_logging(config.logging);
   for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
-  SignalWatcher signals([config_path] { set_log_level(config::load_config(config_path).logging.level); },
-                        config.shutdown_deadline + SignalWatcher::kStopGrace);
+  const auto http_tls = http_tls_credentials(config.http);
+  SignalWatcher signals(
+      [config_path, http_tls] {
+        reload_http_tls(http_tls.get());
+        set_log_level(config::load_config(config_path).logging.level);
+      },
+      config.shutdown_deadline + SignalWatcher::kStopGrace);
 
   prometheus::Registry registry;  // outlives the query service and the server, which refer to it
   server::register_build_info(registry, kVersion);
   const ingest::Router router = make_router(config);
   QueryService queries(config, router, &registry);
   // Declared last: stopped (its handler threads joined) before the query service goes.
-  server::HttpServer server(http_server_options(config.http));
+  server::HttpServer server(http_server_options(config.http, http_tls));
   queries.mount(server);
-  server::mount_service_endpoints(server, registry, {}, [] { return server::Readiness{}; });
+  const auto ready = [] { return server::Readiness{}; };
+  server::mount_service_endpoints(server, registry, {}, ready, metrics_token(config.http));
   server.start();
-  spdlog::info("hbingest serve: listening on {}:{} (read-only)", server.host(), server.port());
+  spdlog::info("hbingest serve: listening on {}:{} (read-only{})", server.host(), server.port(),
+               http_tls ? ", HTTPS" : "");
+  std::optional<server::HttpServer> health_server;
+  if (config.http.health_listen) {
+    health_server.emplace(health_server_options(config.http, http_tls));
+    server::mount_service_endpoints(*health_server, registry, {}, ready, metrics_token(config.http));
+    health_server->start();
+    spdlog::info("hbingest serve: health listener on {}:{}", health_server->host(), health_server->port());
+  }
 
   const SystemdNotifier notifier;
   notifier.ready();
@@ -57,6 +72,7 @@ int serve_command(const Args& args) {
     if (notifier.watchdog_interval()) notifier.watchdog();
   }
   notifier.stopping();
+  if (health_server) health_server->stop();
   server.stop();
   return 0;
 }

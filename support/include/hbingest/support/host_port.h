@@ -18,8 +18,9 @@ struct HostPort {
 // bracketed IPv6 literal.
 HostPort parse_host_port(std::string_view text, int min_port = 1);
 
-// Whether only this machine can reach an address listening on `host`: "localhost", 127.0.0.0/8
-// or ::1. A wildcard ("0.0.0.0", "::") or any other name or address is reachable from elsewhere.
+// True when a server bound to `host` (as parse_host_port returns it) is reachable only from this
+// machine: "localhost", 127.0.0.0/8 or ::1. Anything else (0.0.0.0, ::, a name, an interface's
+// address) counts as reachable from the network.
 bool is_loopback_host(std::string_view host);
 
 }  // namespace hbingest::support

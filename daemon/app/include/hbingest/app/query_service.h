@@ -12,6 +12,7 @@
 #include "hbingest/query/query_engine.h"
 #include "hbingest/server/events_handler.h"
 #include "hbingest/server/http_server.h"
+#include "hbingest/server/tls_credentials.h"
 
 namespace prometheus {
 class Registry;
@@ -19,9 +20,20 @@ class Registry;
 
 namespace hbingest::app {
 
-// Handler threads: one per concurrent query, plus two so /healthz and /metrics answer while every
-// query slot is busy.
-server::HttpServerOptions http_server_options(const config::HttpConfig& http);
+// The query listener's connection limits from `http`, serving HTTPS when `tls` is set.
+server::HttpServerOptions http_server_options(const config::HttpConfig& http,
+                                              std::shared_ptr<server::TlsCredentials> tls);
+// The same for http.health_listen: its own few workers, so /healthz, /readyz and /metrics answer
+// while every worker and queue slot of the query listener is taken.
+server::HttpServerOptions health_server_options(const config::HttpConfig& http,
+                                                std::shared_ptr<server::TlsCredentials> tls);
+// Loaded from http.tls_cert_file/tls_key_file (throws naming the file when unusable); null
+// when TLS is not configured.
+std::shared_ptr<server::TlsCredentials> http_tls_credentials(const config::HttpConfig& http);
+// SIGHUP: re-reads the certificate and key; a failure is logged and the old pair kept.
+void reload_http_tls(server::TlsCredentials* tls);
+// The token /metrics requires (http.metrics_auth), if any.
+std::optional<std::string> metrics_token(const config::HttpConfig& http);
 
 class QueryService {
  public:

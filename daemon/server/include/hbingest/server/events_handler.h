@@ -3,13 +3,25 @@
 //
 //   /v1/events?event_id=login&from=<RFC 3339|epoch ms>&to=...&limit=N&order=asc|desc&columns=a,d:b
 //
-// 200: {"rows":[row_to_json...],"count":N,"truncated":bool,"scans":n,"elapsed_ms":x}, or one row per
-//      line when the request sends "Accept: application/x-ndjson" (count/truncated/scans then go in
-//      X-Hbingest-* headers). Rows are collected before the status line is sent (at most max_limit),
-//      so a failure mid-query still gets its own status:
+// 200: {"rows":[row_to_json...],"count":N,"truncated":bool,"truncated_by":"limit"|"max_response_bytes"|null,
+//      "scans":n,"elapsed_ms":x} (rows first, the totals after them), or one row per line when the
+//      request sends "Accept: application/x-ndjson".
+//
+// The response is streamed: the query runs on a thread of its own and its rendered rows reach the
+// client in chunks through a bounded buffer, so memory does not grow with the result. The first
+// `stream_after_bytes` are held back: a query that ends (or fails) within them gets a plain
+// response with its own status and, for NDJSON, X-Hbingest-Count/-Truncated/-Scans headers:
 // 400 {"error":...,"parameter":"from"} for bad input; 401 bearer token missing/wrong (when set);
 // 429 more than max_concurrent_queries in flight; 503 HBase unreachable (retriable HBaseError);
-// 502 other HBase errors; 504 query deadline.
+// 502 other HBase errors; 504 query deadline. Past them the status line (200) has gone out, so a
+// later failure ends the body with the error instead, keeping it parseable:
+//   JSON    ...],"count":N,"truncated":true,"truncated_by":"error","error":"...","status":504,...}
+//   NDJSON  a last line {"error":"...","status":504,"count":N}
+// A body reaching `max_response_bytes` stops the query and ends cleanly with a marker:
+//   JSON    "truncated":true,"truncated_by":"max_response_bytes"
+//   NDJSON  a last line {"truncated":true,"truncated_by":"max_response_bytes","count":N}
+// (a streamed NDJSON body cut by the row limit ends with {"truncated":true,"truncated_by":"limit",...}
+// too, since its headers went out before the count was known).
 //
 // Thread-safe: one instance serves all HTTP worker threads. The engine must outlive it.
 
@@ -35,7 +47,9 @@ struct EventsHandlerOptions {
   std::size_t default_limit = 1000;
   std::size_t max_limit = 10000;
   int max_concurrent_queries = 8;
-  std::optional<std::string> bearer_token{};  // set: required on every request
+  std::optional<std::string> bearer_token{};          // set: required on every request
+  std::size_t max_response_bytes = 16 * 1024 * 1024;  // body size at which a response is cut
+  std::size_t stream_after_bytes = 64 * 1024;         // held back before the status line
 };
 
 class EventsHandler {

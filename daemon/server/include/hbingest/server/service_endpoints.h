@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,10 +52,12 @@ class ReadinessGauge final : public prometheus::Collectable {
 // The exposition /metrics serves: `registry`'s families, then each live `scrape_time` collectable's.
 std::string metrics_text(const prometheus::Registry& registry, const ScrapeTimeMetrics& scrape_time = {});
 
-// Mounts the three endpoints. `registry` must outlive the server (stop() it first). /metrics and
-// /healthz are not behind http.bearer_token (only /v1/events is): Prometheus and the kubelet's
-// probes scrape them without credentials.
+// Mounts the three endpoints. `registry` must outlive the server (stop() it first). /healthz and
+// /readyz are never behind a token: the kubelet's probes cannot send one. /metrics is when
+// `metrics_token` is set (http.metrics_auth; Prometheus sends it with `authorization` in its
+// scrape config), otherwise open like them.
 void mount_service_endpoints(HttpServer& server, const prometheus::Registry& registry, ScrapeTimeMetrics scrape_time,
-                             std::function<Readiness()> readiness);
+                             std::function<Readiness()> readiness,
+                             std::optional<std::string> metrics_token = std::nullopt);
 
 }  // namespace hbingest::server
