@@ -11,8 +11,10 @@
 
 #include "callback_guard.h"
 #include "hbingest/connectors/kafka_error.h"
+#include "hbingest/connectors/kafka_security.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
+#include "startup_check.h"
 
 namespace hbingest::connectors {
 
@@ -58,6 +60,11 @@ class KafkaProducer::Impl {
     rk_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), errstr.data(), errstr.size()));
     if (!rk_) throw std::invalid_argument(std::string("kafka producer: cannot create client: ") + errstr.data());
     conf.release();  // rd_kafka_new owns it on success
+    if (options_.startup_check_timeout.count() > 0) {
+      startup_check_.emplace(std::string(kWhat), options_.properties);
+      startup_check_->run(rk_.get(), options_.startup_check_timeout);
+      startup_check_.reset();
+    }
   }
 
   ~Impl() {
@@ -226,6 +233,20 @@ class KafkaProducer::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
       return;
     }
+    if (impl.startup_check_) {
+      impl.startup_check_->on_error(err, reason);  // reported by the check (see KafkaSource)
+      return;
+    }
+    if (classify_security_error(err, reason) != SecurityFailure::none) {
+      const std::string description = describe_security_failure(kWhat, err, reason, impl.options_.properties);
+      if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
+        spdlog::error("{}{}", description, *suppressed > 0 ? fmt::format(" ({} similar suppressed)", *suppressed) : "");
+      }
+      if (impl.options_.on_security_error) {
+        impl.guard_.guarded("on_security_error", [&] { impl.options_.on_security_error(description); });
+      }
+      return;
+    }
     if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
       if (*suppressed > 0) {
         spdlog::warn("kafka producer: {}: {} ({} similar suppressed)", rd_kafka_err2name(err), reason, *suppressed);
@@ -249,6 +270,7 @@ class KafkaProducer::Impl {
   CallbackGuard guard_{"kafka producer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};
   bool destroying_ = false;
+  std::optional<detail::StartupCheck> startup_check_;  // engaged while the constructor checks
   // Last member: destroyed first, while pending_ still exists for any report served on the way.
   detail::KafkaPtr rk_;
 };

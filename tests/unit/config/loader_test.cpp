@@ -440,3 +440,60 @@ dlq:
 
 }  // namespace
 }  // namespace hbingest::config
+
+namespace hbingest::config {
+namespace {
+
+// kMinimal with `tls` lines under hbase:, written next to the files they name.
+LoadResult load_with_hbase_tls(const TempDir& dir, const std::string& tls_lines) {
+  std::string yaml = kMinimal;
+  const std::string anchor = "  endpoints: [127.0.0.1:19090]\n";
+  yaml.insert(yaml.find(anchor) + anchor.size(), "  tls:\n" + tls_lines);
+  return try_load_config(dir.write("c.yaml", yaml));
+}
+
+TEST(Loader, HBaseTlsFilesResolvedAndChecked) {
+  TempDir dir;
+  dir.write("pki/ca.pem", "ca");
+  dir.write("pki/client.pem", "cert");
+  dir.write("pki/client.key", "key");
+  const auto ok = load_with_hbase_tls(
+      dir, "    enabled: true\n    ca_file: pki/ca.pem\n    cert_file: pki/client.pem\n    key_file: pki/client.key\n");
+  ASSERT_THAT(ok.problems, SizeIs(0));
+  EXPECT_TRUE(ok.config.hbase.tls.enabled);
+  EXPECT_EQ(ok.config.hbase.tls.ca_file, dir.path() / "pki/ca.pem");  // relative to the config file
+  EXPECT_EQ(ok.config.hbase.tls.key_file, dir.path() / "pki/client.key");
+  EXPECT_TRUE(ok.config.hbase.tls.verify_hostname) << "on by default";
+
+  EXPECT_THAT(load_with_hbase_tls(dir, "    enabled: true\n").problems,
+              ElementsAre(HasSubstr("hbase.tls.ca_file: required when hbase.tls.enabled is true")));
+  EXPECT_THAT(load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/nope.pem\n").problems,
+              ElementsAre(AllOf(HasSubstr("hbase.tls.ca_file"), HasSubstr("pki/nope.pem' is not a readable file"))));
+  EXPECT_THAT(
+      load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/ca.pem\n    cert_file: pki/client.pem\n").problems,
+      ElementsAre(HasSubstr("hbase.tls.cert_file: cert_file and key_file go together")));
+  EXPECT_THAT(load_with_hbase_tls(dir, "    ca_file: pki/ca.pem\n").problems,
+              ElementsAre(HasSubstr("hbase.tls.ca_file: is set but hbase.tls.enabled is false")));
+  EXPECT_THAT(
+      load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/ca.pem\n    verify_hostnme: false\n").problems,
+      ElementsAre(AllOf(HasSubstr("hbase.tls.verify_hostnme: unknown key"), HasSubstr("verify_hostname"))));
+}
+
+TEST(Loader, HBaseTlsDefaultsOffAndPrintsEffective) {
+  const auto config = load_config_text(kMinimal, "test.yaml");
+  EXPECT_FALSE(config.hbase.tls.enabled);
+  EXPECT_FALSE(config.hbase.tls.ca_file);
+  const YAML::Node effective = YAML::Load(effective_config_yaml(config));
+  EXPECT_FALSE(effective["hbase"]["tls"]["enabled"].as<bool>());
+  EXPECT_TRUE(effective["hbase"]["tls"]["verify_hostname"].as<bool>());
+}
+
+TEST(Loader, KafkaStartupCheckTimeout) {
+  EXPECT_EQ(load_config_text(kMinimal, "test.yaml").kafka.startup_check_timeout, 15s);
+  std::string yaml = kMinimal;
+  yaml.insert(yaml.find("hbase:"), "  startup_check_timeout: 0s\n");
+  EXPECT_EQ(load_config_text(yaml, "test.yaml").kafka.startup_check_timeout, 0ms) << "0 skips the check";
+}
+
+}  // namespace
+}  // namespace hbingest::config
