@@ -111,7 +111,7 @@ class KafkaSource::Impl {
     if (options_.startup_check_timeout.count() > 0) {
       // Before the redirect below: the check serves the error callback with rd_kafka_poll().
       startup_check_.emplace(std::string(kWhat), options_.properties);
-      startup_check_->run(rk_.get(), options_.startup_check_timeout);
+      broker_answered_ = startup_check_->run(rk_.get(), options_.startup_check_timeout);
       startup_check_.reset();
     }
     check_error(rd_kafka_poll_set_consumer(rk_.get()), "kafka consumer: redirect main queue", rk_.get());
@@ -277,6 +277,7 @@ class KafkaSource::Impl {
   }
 
   std::uint64_t failed_async_commits() const noexcept { return failed_async_commits_; }
+  bool broker_answered() const noexcept { return broker_answered_; }
 
  private:
   static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
@@ -484,6 +485,7 @@ class KafkaSource::Impl {
   State state_ = State::kOpen;
   bool abandoned_ = false;
   std::optional<detail::StartupCheck> startup_check_;  // engaged while the constructor checks
+  bool broker_answered_ = true;
   // Last member: destroyed first, so no callback can run against members already gone.
   detail::KafkaPtr rk_;
 };
@@ -507,6 +509,7 @@ void KafkaSource::resume(const std::vector<TopicPartition>& partitions) { impl_-
 std::vector<TopicPartition> KafkaSource::assignment() const { return impl_->assignment(); }
 void KafkaSource::close(std::chrono::milliseconds timeout) { impl_->close(timeout); }
 std::uint64_t KafkaSource::failed_async_commits() const noexcept { return impl_->failed_async_commits(); }
+bool KafkaSource::broker_answered_at_startup() const noexcept { return impl_->broker_answered(); }
 
 std::vector<PartitionOffset> KafkaSource::committed(const std::vector<TopicPartition>& partitions,
                                                     std::chrono::milliseconds timeout) const {

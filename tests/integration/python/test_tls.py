@@ -81,14 +81,24 @@ def hbase_tls(ca=None, **extra):
             "hbase.tls": {"enabled": True, "ca_file": str(ca or TLS_DIR() / "ca.pem"), **extra}}
 
 
-def tls_config(tmp_path, name, bootstrap, properties, topic=None, table=None, hbase=None):
+def tls_config(tmp_path, name, bootstrap, properties, topic=None, table=None, hbase=None, **overrides):
     topic = topic or unique("t")
     table = table or unique("tbl")
     config_path = tmp_path / f"{name}.yaml"
     config = write_config(config_path, topic, table, **{"kafka.bootstrap_servers": bootstrap,
                                                        "kafka.properties": properties,
-                                                       **(hbase if hbase is not None else hbase_tls())})
+                                                       **(hbase if hbase is not None else hbase_tls()), **overrides})
     return config_path, config, topic, table
+
+
+@pytest.fixture(scope="module")
+def existing_table(tmp_path_factory):
+    """A route table made beforehand, so that `run` (create_table: false) reaches Kafka through its
+    consumer first, as a deployment whose tables exist does."""
+    tmp = tmp_path_factory.mktemp("table")
+    config_path, _, _, table = tls_config(tmp, "bootstrap", KAFKA(), {})
+    run_hbingest("bootstrap", "--config", str(config_path))
+    return table
 
 
 def failed_start(config_path, log_path):
@@ -168,8 +178,9 @@ def test_query_command_through_tls_and_plain_text_refused(tmp_path):
     assert result.returncode != 0, "plain Thrift to the TLS port must not work"
 
 
-@pytest.mark.parametrize("case", ["wrong_ca", "expired_client_cert", "wrong_password"])
-def test_kafka_misconfiguration_stops_the_start_with_its_cause(tmp_path, pki, case):
+@pytest.mark.parametrize("case", ["wrong_ca", "expired_client_cert", "wrong_password", "wrong_dlq_password"])
+def test_kafka_misconfiguration_stops_the_start_with_its_cause(tmp_path, pki, existing_table, case):
+    client, overrides = "consumer", {}
     if case == "wrong_ca":
         bootstrap, properties = KAFKA_SSL(), ssl_properties(ca=pki / "other-ca.pem")
         expected = ["TLS failed", "certificate verify failed", f"ssl.ca.location={pki / 'other-ca.pem'}"]
@@ -181,16 +192,24 @@ def test_kafka_misconfiguration_stops_the_start_with_its_cause(tmp_path, pki, ca
     else:
         password = tmp_path / "wrong-password"
         password.write_text("not-the-password\n")
-        bootstrap, properties = KAFKA_SASL_SSL(), sasl_properties(password)
         expected = ["SASL authentication failed", "SCRAM-SHA-512",
                     f"sasl.username={env('HBINGEST_KAFKA_SASL_USER')}"]
-    config_path, _, _, _ = tls_config(tmp_path, case, bootstrap, properties)
+        if case == "wrong_password":
+            bootstrap, properties = KAFKA_SASL_SSL(), sasl_properties(password)
+        else:  # the consumer's password is right; the dead-letter producer's own one is not
+            good = tmp_path / "password"
+            good.write_text(env("HBINGEST_KAFKA_SASL_PASSWORD") + "\n")
+            bootstrap, properties = KAFKA_SASL_SSL(), sasl_properties(good)
+            overrides = {"dlq.properties": {"sasl.password": "${file:%s}" % password}}
+            client = "producer"
+    config_path, _, _, _ = tls_config(tmp_path, case, bootstrap, properties, table=existing_table,
+                                      **{"table.create_table": False, **overrides})
     code, output, seconds = failed_start(config_path, tmp_path / f"{case}.log")
     assert code != 0, output[-3000:]
     assert seconds < STARTUP_BOUND_S, f"took {seconds:.1f}s to give up"
     # One message with the cause, as the command's last words.
     last = output.strip().splitlines()[-1]
-    assert last.startswith("hbingest run: kafka "), output[-3000:]
+    assert last.startswith(f"hbingest run: kafka {client}: "), output[-3000:]
     for needle in expected:
         assert needle in last, f"{needle!r} missing from: {last}"
     assert sum(line.count("TLS failed") + line.count("SASL authentication failed")
@@ -252,3 +271,55 @@ def test_gateway_hostname_mismatch_refused_while_verification_is_on(tmp_path, pk
     finally:
         process.terminate()
         process.wait(10)
+
+
+def set_scram_password(password):
+    """Kafka's Admin API (AlterUserScramCredentials, KIP-554) over the plaintext listener."""
+    from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+    admin = AdminClient({"bootstrap.servers": KAFKA()})
+    upsert = UserScramCredentialUpsertion(env("HBINGEST_KAFKA_SASL_USER"),
+                                          ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), password.encode())
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(timeout=30)
+
+
+def readyz(daemon):
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(daemon.http + "/readyz", timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_password_changed_while_running_is_shown_not_fatal_and_heals(tmp_path):
+    """After startup a SASL failure (the password changed under a running daemon) must not stop it:
+    counted, named by /readyz, and gone once the password is right again, without a restart."""
+    password = tmp_path / "kafka-password"
+    password.write_text(env("HBINGEST_KAFKA_SASL_PASSWORD") + "\n")
+    # The dead-letter producer drops its idle connection after 1 s, so its next letter reconnects.
+    config_path, config, topic, _ = tls_config(tmp_path, "rotated", KAFKA_SASL_SSL(), sasl_properties(password),
+                                               **{"dlq.properties": {"connections.max.idle.ms": "1000"}})
+    create_topic(topic, partitions=1)
+    create_topic(config["dlq"]["topic"], partitions=1)
+    daemon = Daemon(config_path, config, tmp_path / "rotated.log").start()
+    try:
+        wait_for(daemon.ready, 30, "/readyz 200")
+        set_scram_password("changed-" + unique("p"))
+        time.sleep(2)  # the producer's connection is idle-closed
+        produce(topic, ["not json"])
+        wait_for(lambda: daemon.metric("hbingest_kafka_security_errors_total", {"client": "dead_letter"}) >= 1, 30,
+                 "the dead-letter producer's SASL failure counted")
+        status, body = readyz(daemon)
+        assert status == 503 and "Kafka TLS/SASL failing: kafka producer: SASL authentication failed" in body, body
+        assert daemon.process.poll() is None, "a failure after startup must not stop the daemon"
+        assert daemon.metric("hbingest_dead_letters_total", {"outcome": "delivered"}) == 0
+    finally:
+        set_scram_password(env("HBINGEST_KAFKA_SASL_PASSWORD"))
+    # librdkafka reconnects by itself; the held letter goes through and its offset is committed.
+    wait_for(lambda: daemon.metric("hbingest_dead_letters_total", {"outcome": "delivered"}) >= 1, 60,
+             "the letter delivered once the password is right again")
+    wait_for(lambda: daemon.metric("hbingest_committed_offset") >= 1, 30, "offset committed")
+    daemon.stop()
+    assert "SASL authentication failed" in daemon.log_text()

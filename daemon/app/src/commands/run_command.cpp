@@ -150,6 +150,8 @@ int run_command(const Args& args) {
   };
   connectors::KafkaSource source(std::move(source_options));
   auto letter_options = dead_letter_options(config);
+  // No broker answered the consumer: waiting again for the producer would only delay the start.
+  if (!source.broker_answered_at_startup()) letter_options.producer.startup_check_timeout = {};
   letter_options.producer.on_security_error = [&](const std::string& description) {
     pipeline_metrics.on_kafka_security_error("dead_letter");
     kafka_security.raise(description);

@@ -82,6 +82,9 @@ class KafkaSource final : public Source {
   std::vector<TopicPartition> assignment() const override;
   void close(std::chrono::milliseconds timeout) override;
 
+  // False when the startup check ran and no broker answered within its timeout (the owner may skip
+  // waiting again for its other clients); true otherwise.
+  bool broker_answered_at_startup() const noexcept;
   // Asynchronous commits that the broker refused so far (each is also logged, rate-limited).
   std::uint64_t failed_async_commits() const noexcept;
   // The committed next-offsets of `partitions` as the group coordinator has them (-1001 when
