@@ -295,7 +295,8 @@ const Options<KafkaConfig>& kafka_options() {
                "At start, the consumer and the dead-letter producer each wait up to this long for a broker to "
                "answer (TLS handshake and SASL login included). A TLS or SASL failure (wrong CA, expired or refused "
                "certificate, wrong password) stops the start with that cause, exit status 1; no answer at all only "
-               "logs a warning (the broker may come later). 0 skips the check."),
+               "logs a warning (the broker may come later; the producer then does not wait again). 0 skips "
+               "the check."),
   };
   return options;
 }
