@@ -11,10 +11,9 @@
 
 #include "callback_guard.h"
 #include "hbingest/connectors/kafka_error.h"
-#include "hbingest/connectors/kafka_security.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
-#include "startup_check.h"
+#include "security_watch.h"
 
 namespace hbingest::connectors {
 
@@ -60,11 +59,7 @@ class KafkaProducer::Impl {
     rk_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), errstr.data(), errstr.size()));
     if (!rk_) throw std::invalid_argument(std::string("kafka producer: cannot create client: ") + errstr.data());
     conf.release();  // rd_kafka_new owns it on success
-    if (options_.startup_check_timeout.count() > 0) {
-      startup_check_.emplace(std::string(kWhat), options_.properties);
-      startup_check_->run(rk_.get(), options_.startup_check_timeout);
-      startup_check_.reset();
-    }
+    if (options_.startup_check_timeout.count() > 0) security_.check_startup(rk_.get(), options_.startup_check_timeout);
   }
 
   ~Impl() {
@@ -233,20 +228,7 @@ class KafkaProducer::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
       return;
     }
-    if (impl.startup_check_) {
-      impl.startup_check_->on_error(err, reason);  // reported by the check (see KafkaSource)
-      return;
-    }
-    if (classify_security_error(err, reason) != SecurityFailure::none) {
-      const std::string description = describe_security_failure(kWhat, err, reason, impl.options_.properties);
-      if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
-        spdlog::error("{}{}", description, *suppressed > 0 ? fmt::format(" ({} similar suppressed)", *suppressed) : "");
-      }
-      if (impl.options_.on_security_error) {
-        impl.guard_.guarded("on_security_error", [&] { impl.options_.on_security_error(description); });
-      }
-      return;
-    }
+    if (impl.security_.on_error(err, reason)) return;  // TLS/SASL, or anything during the startup check
     if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
       if (*suppressed > 0) {
         spdlog::warn("kafka producer: {}: {} ({} similar suppressed)", rd_kafka_err2name(err), reason, *suppressed);
@@ -270,7 +252,7 @@ class KafkaProducer::Impl {
   CallbackGuard guard_{"kafka producer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};
   bool destroying_ = false;
-  std::optional<detail::StartupCheck> startup_check_;  // engaged while the constructor checks
+  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
   // Last member: destroyed first, while pending_ still exists for any report served on the way.
   detail::KafkaPtr rk_;
 };

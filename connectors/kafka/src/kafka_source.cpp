@@ -11,10 +11,9 @@
 
 #include "callback_guard.h"
 #include "hbingest/connectors/kafka_error.h"
-#include "hbingest/connectors/kafka_security.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
-#include "startup_check.h"
+#include "security_watch.h"
 
 namespace hbingest::connectors {
 
@@ -110,9 +109,7 @@ class KafkaSource::Impl {
     // Error, statistics and rebalance events are then served by rd_kafka_consumer_poll().
     if (options_.startup_check_timeout.count() > 0) {
       // Before the redirect below: the check serves the error callback with rd_kafka_poll().
-      startup_check_.emplace(std::string(kWhat), options_.properties);
-      broker_answered_ = startup_check_->run(rk_.get(), options_.startup_check_timeout);
-      startup_check_.reset();
+      broker_answered_ = security_.check_startup(rk_.get(), options_.startup_check_timeout);
     }
     check_error(rd_kafka_poll_set_consumer(rk_.get()), "kafka consumer: redirect main queue", rk_.get());
 
@@ -443,31 +440,9 @@ class KafkaSource::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
       return;
     }
-    if (impl.startup_check_) {
-      // A security failure is reported once, by the check's exception; anything else (broker not
-      // up yet) by the check's warning when it gives up. librdkafka's own log has the details.
-      impl.startup_check_->on_error(err, reason);
-      return;
-    }
-    if (classify_security_error(err, reason) != SecurityFailure::none) {
-      impl.report_security_error(err, reason);
-      return;
-    }
+    if (impl.security_.on_error(err, reason)) return;  // TLS/SASL, or anything during the startup check
     // _TRANSPORT, _ALL_BROKERS_DOWN, _RESOLVE...: librdkafka keeps retrying by itself.
     impl.log_limited(err, std::string(rd_kafka_err2name(err)) + ": " + reason);
-  }
-
-  // A TLS or SASL failure after startup: librdkafka keeps retrying, which only helps once the
-  // certificate or password is fixed; the owner is told so that it can show it.
-  void report_security_error(rd_kafka_resp_err_t err, const char* reason) {
-    const std::string description =
-        describe_security_failure(kWhat, err, reason != nullptr ? reason : "", options_.properties);
-    if (const auto suppressed = error_log_.admit(rd_kafka_err2name(err))) {
-      spdlog::error("{}{}", description, *suppressed > 0 ? fmt::format(" ({} similar suppressed)", *suppressed) : "");
-    }
-    if (options_.on_security_error) {
-      guard_.guarded("on_security_error", [&] { options_.on_security_error(description); });
-    }
   }
 
   static int on_stats(rd_kafka_t*, char* json, std::size_t json_len, void* opaque) {
@@ -484,7 +459,7 @@ class KafkaSource::Impl {
   enum class State { kOpen, kClosing, kClosed };
   State state_ = State::kOpen;
   bool abandoned_ = false;
-  std::optional<detail::StartupCheck> startup_check_;  // engaged while the constructor checks
+  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
   bool broker_answered_ = true;
   // Last member: destroyed first, so no callback can run against members already gone.
   detail::KafkaPtr rk_;

@@ -1,4 +1,4 @@
-#include "startup_check.h"
+#include "security_watch.h"
 
 #include <spdlog/spdlog.h>
 
@@ -21,26 +21,38 @@ constexpr auto kMetadataSlice = 250ms;
 
 }  // namespace
 
-StartupCheck::StartupCheck(std::string what, std::map<std::string, std::string> properties)
-    : what_(std::move(what)), properties_(std::move(properties)) {}
+SecurityWatch::SecurityWatch(std::string what, std::map<std::string, std::string> properties,
+                             std::function<void(const std::string&)> on_failure, CallbackGuard& guard)
+    : what_(std::move(what)), properties_(std::move(properties)), on_failure_(std::move(on_failure)), guard_(guard) {}
 
-bool StartupCheck::on_error(rd_kafka_resp_err_t err, const char* reason) {
-  if (classify_security_error(err, reason != nullptr ? reason : "") == SecurityFailure::none) return false;
-  if (!failure_) failure_ = Failure{err, reason != nullptr ? reason : ""};
+bool SecurityWatch::on_error(rd_kafka_resp_err_t err, const char* reason) {
+  const std::string text = reason != nullptr ? reason : "";
+  const bool security = classify_security_error(err, text) != SecurityFailure::none;
+  if (checking_) {
+    if (security && !failure_) failure_ = Failure{err, text};
+    return true;
+  }
+  if (!security) return false;
+  const std::string description = describe_security_failure(what_, err, text, properties_);
+  if (const auto suppressed = log_.admit(rd_kafka_err2name(err))) {
+    spdlog::error("{}{}", description, *suppressed > 0 ? fmt::format(" ({} similar suppressed)", *suppressed) : "");
+  }
+  if (on_failure_) guard_.guarded("on_security_error", [&] { on_failure_(description); });
   return true;
 }
 
-std::string StartupCheck::describe(rd_kafka_resp_err_t err, const std::string& reason) const {
-  return describe_security_failure(what_, err, reason, properties_);
-}
-
-bool StartupCheck::run(rd_kafka_t* rk, std::chrono::milliseconds timeout) {
+bool SecurityWatch::check_startup(rd_kafka_t* rk, std::chrono::milliseconds timeout) {
+  checking_ = true;
+  struct Done {
+    bool& checking;
+    ~Done() { checking = false; }
+  } done{checking_};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     rd_kafka_poll(rk, 0);  // serves the error callback, which fills failure_
     if (failure_) {
       throw KafkaError(failure_->err, rd_kafka_err2name(failure_->err), false, false,
-                       describe(failure_->err, failure_->reason));
+                       describe_security_failure(what_, failure_->err, failure_->reason, properties_));
     }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
