@@ -217,12 +217,14 @@ def test_kafka_misconfiguration_stops_the_start_with_its_cause(tmp_path, pki, ex
     assert "not-the-password" not in output
 
 
-def stunnel_in_front_of_thrift2(tmp_path, cert, key):
-    """A second TLS terminator, run by the test, presenting `cert` in front of the stack's gateway."""
+def stunnel_in_front_of_thrift2(tmp_path, cert, key, client_ca=None):
+    """A second TLS terminator, run by the test, presenting `cert` in front of the stack's gateway;
+    with `client_ca` it requires a client certificate of that CA."""
     port = free_port()
     conf = tmp_path / "stunnel.conf"
     conf.write_text(f"foreground = yes\npid =\nsyslog = no\n[t]\naccept = 127.0.0.1:{port}\n"
-                    f"connect = {THRIFT2()}\ncert = {cert}\nkey = {key}\n")
+                    f"connect = {THRIFT2()}\ncert = {cert}\nkey = {key}\n"
+                    + (f"verifyChain = yes\nCAfile = {client_ca}\n" if client_ca else ""))
     binary = "stunnel4" if subprocess.run(["which", "stunnel4"], capture_output=True).returncode == 0 else "stunnel"
     process = subprocess.Popen([binary, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: _port_open(port), 10, "test stunnel listening")
@@ -323,3 +325,27 @@ def test_password_changed_while_running_is_shown_not_fatal_and_heals(tmp_path):
     wait_for(lambda: daemon.metric("hbingest_committed_offset") >= 1, 30, "offset committed")
     daemon.stop()
     assert "SASL authentication failed" in daemon.log_text()
+
+
+def test_gateway_requiring_a_client_certificate_gets_ours(tmp_path):
+    """hbase.tls.cert_file/key_file are presented: a terminator that requires a client certificate
+    lets the daemon's tools through with them and refuses them without."""
+    stack = TLS_DIR()
+    process, address = stunnel_in_front_of_thrift2(tmp_path, stack / "server.pem", stack / "server.key",
+                                                   client_ca=stack / "ca.pem")
+    try:
+        table = unique("tbl")
+        tls = {"enabled": True, "ca_file": str(stack / "ca.pem")}
+        without, _, _, _ = tls_config(tmp_path, "without", KAFKA(), {}, table=table,
+                                      hbase={"hbase.endpoints": [address], "hbase.tls": tls})
+        result = run_hbingest("bootstrap", "--config", str(without), check=False, timeout=60)
+        assert result.returncode != 0, result.stdout
+        assert f"TLS to Thrift2 gateway {address} failed" in result.stderr, result.stderr
+        with_cert, _, _, _ = tls_config(tmp_path, "with_cert", KAFKA(), {}, table=table,
+                                        hbase={"hbase.endpoints": [address],
+                                               "hbase.tls": {**tls, "cert_file": str(stack / "client.pem"),
+                                                             "key_file": str(stack / "client.key")}})
+        run_hbingest("bootstrap", "--config", str(with_cert))
+    finally:
+        process.terminate()
+        process.wait(10)
