@@ -7,6 +7,7 @@ when the service answered, 1 otherwise, printing one reason line on stderr.
   probe.py kafka   HOST:PORT [--timeout S]   metadata request (AdminClient.list_topics)
   probe.py thrift2 HOST:PORT [--timeout S]   THBaseService.tableExists('hbase:meta'),
                                              buffered transport, binary protocol
+  probe.py thrift2-tls HOST:PORT --ca FILE   the same through the TLS terminator (stunnel)
   probe.py thrift1 HOST:PORT [--timeout S]   Hbase.getTableNames via happybase
                                              (buffered transport, binary protocol)
   probe.py thrift2-tables HOST:PORT          print user tables seen through Thrift2
@@ -55,11 +56,16 @@ def probe_kafka(addr, timeout):
 
 # ---------------------------------------------------------------- Thrift2 (raw)
 
-def _t2_connect(addr, timeout):
+def _t2_connect(addr, timeout, ca=None):
     from thrift.protocol import TBinaryProtocol
     from thrift.transport import TSocket, TTransport
     host, port = _split(addr)
-    sock = TSocket.TSocket(host, port)
+    if ca:  # through the stack's TLS terminator: certificate chain and host name verified
+        import ssl
+        from thrift.transport import TSSLSocket
+        sock = TSSLSocket.TSSLSocket(host, port, ca_certs=ca, cert_reqs=ssl.CERT_REQUIRED)
+    else:
+        sock = TSocket.TSocket(host, port)
     sock.setTimeout(int(timeout * 1000))
     trans = TTransport.TBufferedTransport(sock)
     trans.open()
@@ -122,7 +128,7 @@ def _t2_call(proto, trans, method, write_args):
     return result[0]
 
 
-def t2_table_exists(addr, timeout, table):
+def t2_table_exists(addr, timeout, table, ca=None):
     from thrift.Thrift import TType
     ns, _, qual = table.rpartition(":")
 
@@ -140,7 +146,7 @@ def t2_table_exists(addr, timeout, table):
         p.writeStructEnd()
         p.writeFieldEnd()
 
-    trans, proto = _t2_connect(addr, timeout)
+    trans, proto = _t2_connect(addr, timeout, ca)
     try:
         return _t2_call(proto, trans, "tableExists", args)
     finally:
@@ -168,10 +174,16 @@ def t2_table_names(addr, timeout, include_sys=False):
     return out
 
 
-def probe_thrift2(addr, timeout):
-    if not t2_table_exists(addr, timeout, "hbase:meta"):
+def probe_thrift2(addr, timeout, ca=None):
+    if not t2_table_exists(addr, timeout, "hbase:meta", ca):
         raise RuntimeError("tableExists(hbase:meta) returned false")
     return "tableExists(hbase:meta) = true"
+
+
+def probe_thrift2_tls(addr, timeout, ca):
+    if not ca:
+        raise RuntimeError("--ca FILE required")
+    return probe_thrift2(addr, timeout, ca) + " over TLS"
 
 
 # ---------------------------------------------------------------- Thrift1 (happybase)
@@ -250,7 +262,8 @@ def selftest(args):
 
 # ---------------------------------------------------------------- main
 
-PROBES = {"kafka": probe_kafka, "thrift2": probe_thrift2, "thrift1": probe_thrift1}
+PROBES = {"kafka": probe_kafka, "thrift2": probe_thrift2, "thrift1": probe_thrift1,
+          "thrift2-tls": lambda addr, timeout, ca: probe_thrift2_tls(addr, timeout, ca)}
 
 
 def main():
@@ -258,6 +271,7 @@ def main():
     ap.add_argument("what", choices=sorted(PROBES) + ["thrift2-tables", "selftest"])
     ap.add_argument("addr", nargs="?")
     ap.add_argument("--timeout", type=float, default=5.0)
+    ap.add_argument("--ca", help="CA file (thrift2-tls)")
     args = ap.parse_args()
     if args.what == "selftest":
         selftest(args)
@@ -268,7 +282,8 @@ def main():
         if args.what == "thrift2-tables":
             print("\n".join(t2_table_names(args.addr, args.timeout)))
             return 0
-        print("%s %s: %s" % (args.what, args.addr, PROBES[args.what](args.addr, args.timeout)))
+        extra = (args.ca,) if args.what == "thrift2-tls" else ()
+        print("%s %s: %s" % (args.what, args.addr, PROBES[args.what](args.addr, args.timeout, *extra)))
         return 0
     except Exception as e:  # one line: the caller polls and shows the last reason
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""

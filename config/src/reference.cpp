@@ -51,6 +51,8 @@ std::string configuration_reference_markdown() {
   std::string out;
   section(out, "kafka", detail::kafka_options());
   section(out, "hbase", detail::hbase_options());
+  out += "#### `hbase.tls`\n\nTLS to the Thrift2 gateways (through a TLS terminator: see docs/operations.md).\n\n";
+  table(out, "hbase.tls.", detail::hbase_tls_options());
   section(out, "writer", detail::writer_options());
   section(out, "decode", detail::decode_options());
   out +=

@@ -65,6 +65,27 @@ void check_endpoints(const Config& c, Reader& r) {
       r.problem_at(path, r.invalid(path, e.what(), "host:port"));
     }
   }
+  const HBaseTlsConfig& tls = c.hbase.tls;
+  if (tls.enabled && !tls.ca_file && !r.seen("hbase.tls.ca_file")) {
+    r.problem_at("hbase.tls.ca_file",
+                 "required when hbase.tls.enabled is true (the CA the gateway's certificate "
+                 "must chain to)");
+  }
+  if (tls.cert_file.has_value() != tls.key_file.has_value()) {
+    r.problem_at(tls.cert_file ? "hbase.tls.cert_file" : "hbase.tls.key_file",
+                 "cert_file and key_file go together (a client certificate and its key)");
+  }
+  if (!tls.enabled) {
+    for (const auto& [key, file] :
+         {std::pair{"hbase.tls.ca_file", tls.ca_file}, std::pair{"hbase.tls.cert_file", tls.cert_file},
+          std::pair{"hbase.tls.key_file", tls.key_file}}) {
+      if (file) {
+        r.problem_at(key,
+                     "is set but hbase.tls.enabled is false: the gateways would be reached in plain text; set "
+                     "hbase.tls.enabled: true, or remove it");
+      }
+    }
+  }
   const std::string& ns = c.hbase.ns;
   if (!std::all_of(ns.begin(), ns.end(),
                    [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {

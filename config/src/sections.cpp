@@ -1,6 +1,10 @@
 #include "sections.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "substitution.h"
@@ -24,6 +28,52 @@ Option<Config> section(std::string key, Member Config::*member, const Options<S>
     read_mapping(node, path, options(), c.*member, r);
   };
   o.write = [=](const Config& c) -> std::optional<YAML::Node> { return write_mapping(c.*member, options()); };
+  return o;
+}
+
+// A section inside a section (hbase.tls), read and written through its own option table.
+template <class Parent, class S>
+Option<Parent> subsection(std::string key, S Parent::*member, const Options<S>& (*options)(), std::string description) {
+  Option<Parent> o{std::move(key), "section", "", std::move(description)};
+  o.read = [=](Parent& p, const YAML::Node& node, const std::string& path, Reader& r) {
+    read_mapping(node, path, options(), p.*member, r);
+  };
+  o.write = [=](const Parent& p) -> std::optional<YAML::Node> { return write_mapping(p.*member, options()); };
+  return o;
+}
+
+// A file the daemon reads at start (a CA bundle, a certificate, a key): relative to the config
+// file, and readable now, so that a typo is a config error rather than a failed handshake later.
+template <class S>
+Option<S> readable_file(std::string key, std::optional<std::filesystem::path> S::*member, std::string description) {
+  Option<S> o{std::move(key), "path", "optional; readable file", std::move(description)};
+  o.read = [=](S& s, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    const auto text = r.scalar(node, path, "a file path");
+    if (!text) return;
+    if (text->empty()) {
+      r.problem(node.Mark(), path, "must not be empty (leave the key out to unset it)");
+      return;
+    }
+    std::filesystem::path file(*text);
+    if (file.is_relative()) file = r.base_dir() / file;
+    file = file.lexically_normal();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) {
+      r.problem(node.Mark(), path, "'" + file.string() + "' is not a readable file");
+      return;
+    }
+    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+      std::fclose(f);
+    } else {
+      r.problem(node.Mark(), path, "'" + file.string() + "' cannot be read: " + std::strerror(errno));
+      return;
+    }
+    s.*member = file;
+  };
+  o.write = [=](const S& s) -> std::optional<YAML::Node> {
+    return (s.*member) ? YAML::Node((s.*member)->string()) : YAML::Node(YAML::NodeType::Null);
+  };
   return o;
 }
 
@@ -243,6 +293,12 @@ const Options<KafkaConfig>& kafka_options() {
       integer("poll_batch", &K::poll_batch, 1, kMillion, "Messages taken per poll."),
       duration("statistics_interval", &K::statistics_interval, 0ms, 1h,
                "librdkafka statistics interval feeding the lag metrics; 0 disables them."),
+      duration("startup_check_timeout", &K::startup_check_timeout, 0ms, 10min,
+               "At start, the consumer and the dead-letter producer each wait up to this long for a broker to "
+               "answer (TLS handshake and SASL login included). A TLS or SASL failure (wrong CA, expired or refused "
+               "certificate, wrong password) stops the start with that cause, exit status 1; no answer at all only "
+               "logs a warning (the broker may come later; the producer then does not wait again). 0 skips "
+               "the check."),
   };
   return options;
 }
@@ -261,6 +317,25 @@ const Options<HBaseConfig>& hbase_options() {
       duration("connect_timeout", &H::connect_timeout, 1ms, 10min, "TCP connect timeout per endpoint."),
       duration("read_timeout", &H::read_timeout, 1ms, 1h, "Socket read timeout for one Thrift call."),
       string("namespace", &H::ns, "HBase namespace of the tables."),
+      subsection("tls", &H::tls, &hbase_tls_options, "TLS to the Thrift2 gateways (see hbase.tls.*)."),
+  };
+  return options;
+}
+
+const Options<HBaseTlsConfig>& hbase_tls_options() {
+  using T = HBaseTlsConfig;
+  static const Options<T> options = {
+      boolean("enabled", &T::enabled,
+              "Connect to every endpoint over TLS (writers, queries, admin). HBase 2.6's Thrift2 server has no TLS "
+              "for the binary protocol: put a TLS terminator (stunnel) in front of it, see docs/operations.md."),
+      readable_file("ca_file", &T::ca_file,
+                    "PEM file of the CA(s) the gateway's certificate must chain to. Required when enabled."),
+      readable_file("cert_file", &T::cert_file,
+                    "PEM client certificate, for a terminator that requires one (with key_file)."),
+      readable_file("key_file", &T::key_file, "PEM private key of cert_file."),
+      boolean("verify_hostname", &T::verify_hostname,
+              "The gateway's certificate must name the endpoint's host (a DNS name in subjectAltName or CN, or an "
+              "IP address in subjectAltName). Turn off only to diagnose."),
   };
   return options;
 }

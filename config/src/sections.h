@@ -8,6 +8,7 @@ namespace hbingest::config::detail {
 
 const Options<KafkaConfig>& kafka_options();
 const Options<HBaseConfig>& hbase_options();
+const Options<HBaseTlsConfig>& hbase_tls_options();
 const Options<WriterConfig>& writer_options();
 const Options<DecodeConfig>& decode_options();
 const Options<RouteConfig>& route_options();

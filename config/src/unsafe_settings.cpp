@@ -100,9 +100,18 @@ void warn_http(const Config& c, Reader& r) {
 
 }  // namespace
 
+void warn_gateway_tls(const Config& c, Reader& r) {
+  if (c.hbase.tls.enabled && !c.hbase.tls.verify_hostname) {
+    r.warning_at("hbase.tls.verify_hostname",
+                 "the gateway's host name is not checked against its certificate: any certificate the CA signed "
+                 "is accepted for any gateway");
+  }
+}
+
 void warn_unsafe_settings(const Config& config, Reader& reader) {
   warn_kafka(config, reader);
   warn_dead_letters(config, reader);
+  warn_gateway_tls(config, reader);
   warn_http(config, reader);
 }
 

@@ -53,6 +53,7 @@ const std::map<std::string, ExpectedFamily>& expected_families() {
       {"hbingest_committed_offset", {gauge, {"topic", "partition"}}},
       {"hbingest_commit_failures_total", {counter, {}}},
       {"hbingest_kafka_commit_failures_total", {counter, {"mode"}}},
+      {"hbingest_kafka_security_errors_total", {counter, {"client"}}},
       {"hbingest_consumer_lag", {gauge, {"topic", "partition"}}},
       {"hbingest_salt_bucket_rows_total", {counter, {"bucket"}}},
       {"hbingest_table_available", {gauge, {"table"}}},

@@ -10,6 +10,7 @@
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TCompactProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 
@@ -32,6 +33,55 @@ support::HostPort parse_endpoint(const std::string& endpoint) {
   }
 }
 
+// verify_hostname: false. Thrift's factory checks names with DefaultClientAccessManager unless told
+// otherwise; this one accepts any peer whose chain OpenSSL verified (authenticate(true) below).
+class ChainOnlyAccessManager final : public apache::thrift::transport::AccessManager {
+ public:
+  Decision verify(const sockaddr_storage&) noexcept override { return ALLOW; }
+};
+
+// The TLS client context: chain verification always, the host name unless switched off. Loading
+// problems (missing file, a key that does not match the certificate) are configuration errors.
+std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> make_tls_factory(const Thrift2TlsOptions& tls) {
+  using apache::thrift::transport::TSSLSocketFactory;
+  auto factory = std::make_shared<TSSLSocketFactory>(apache::thrift::transport::TLSv1_2);
+  const auto load = [](const char* option, const std::string& file, auto&& loader) {
+    try {
+      loader();
+    } catch (const apache::thrift::TException& e) {
+      throw HBaseError(std::string("hbase.tls.") + option + " '" + file + "': " + e.what(), "", "connect", false);
+    }
+  };
+  load("ca_file", tls.ca_file, [&] { factory->loadTrustedCertificates(tls.ca_file.c_str()); });
+  if (!tls.cert_file.empty()) {
+    load("cert_file", tls.cert_file, [&] { factory->loadCertificate(tls.cert_file.c_str()); });
+    load("key_file", tls.key_file, [&] { factory->loadPrivateKey(tls.key_file.c_str()); });
+  }
+  factory->authenticate(true);  // the gateway must present a certificate that verifies against ca_file
+  if (tls.verify_hostname) {
+    factory->access(std::make_shared<apache::thrift::transport::DefaultClientAccessManager>());
+  } else {
+    factory->access(std::make_shared<ChainOnlyAccessManager>());
+  }
+  return factory;
+}
+
+// What a failed handshake means, in the terms of our options. Thrift's messages come from OpenSSL
+// ("certificate verify failed") or from its own name check ("access denied").
+std::string explain_tls_failure(const std::string& message, const Thrift2TlsOptions& tls, const std::string& host) {
+  // "authorize: access denied" / "authorize: cannot authorize peer": Thrift's AccessManager found
+  // no subjectAltName (or CN) matching the host.
+  if (message.find("authorize") != std::string::npos) {
+    return "the gateway's certificate does not name host '" + host +
+           "' (hbase.tls.verify_hostname: the endpoint's host must be in its subjectAltName)";
+  }
+  if (message.find("verify failed") != std::string::npos || message.find("verify_result") != std::string::npos) {
+    return "the gateway's certificate does not verify against hbase.tls.ca_file '" + tls.ca_file +
+           "' (wrong CA, expired or not yet valid)";
+  }
+  return "TLS handshake failed (is the endpoint a TLS terminator? hbase.tls.enabled)";
+}
+
 }  // namespace
 
 Thrift2Connection::Thrift2Connection(Thrift2Options options, std::size_t first_endpoint)
@@ -40,6 +90,7 @@ Thrift2Connection::Thrift2Connection(Thrift2Options options, std::size_t first_e
     throw HBaseError("no Thrift2 endpoints configured", "", "connect", false);
   }
   endpoint_index_ = first_endpoint % options_.endpoints.size();
+  if (options_.tls.enabled) tls_ = make_tls_factory(options_.tls);
 }
 
 Thrift2Connection::~Thrift2Connection() { disconnect(); }
@@ -60,7 +111,13 @@ void Thrift2Connection::connect() {
   using namespace apache::thrift;
   const support::HostPort hp = parse_endpoint(endpoint());
   auto config = std::make_shared<TConfiguration>(kMaxMessageBytes, kMaxFrameBytes);
-  auto socket = std::make_shared<transport::TSocket>(hp.host, hp.port, config);
+  // The one place a socket to a gateway is made (writers, scanners and admin all connect here).
+  std::shared_ptr<transport::TSocket> socket;
+  if (tls_) {
+    socket = tls_->createSocket(hp.host, hp.port);
+  } else {
+    socket = std::make_shared<transport::TSocket>(hp.host, hp.port, config);
+  }
   socket->setConnTimeout(static_cast<int>(options_.connect_timeout.count()));
   socket->setRecvTimeout(static_cast<int>(options_.read_timeout.count()));
   socket->setSendTimeout(static_cast<int>(options_.read_timeout.count()));
@@ -109,6 +166,19 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed inside the gateway: " + e.what() +
                          " (see the Thrift2 server log)",
                      where, operation, retriable);
+  } catch (const apache::thrift::transport::TSSLException& e) {
+    // A handshake that failed fails the same way on every retry until the certificate, the CA or
+    // the configuration changes; still retriable, so that a running daemon recovers once it does
+    // (its writers back off and /readyz says so), while a startup check stops on it.
+    disconnect();
+    if (options_.endpoints.size() > 1) {
+      endpoint_index_ = (endpoint_index_ + 1) % options_.endpoints.size();
+      ++failovers_;
+    }
+    const std::string host = support::parse_host_port(where).host;
+    throw HBaseError("TLS to Thrift2 gateway " + where + " failed during " + std::string(operation) + ": " +
+                         explain_tls_failure(e.what(), options_.tls, host) + " [" + e.what() + "]",
+                     where, operation, true);
   } catch (const TTransportException& e) {
     disconnect();
     if (options_.endpoints.size() > 1) {

@@ -12,11 +12,17 @@
 #include "hbingest/connectors/hbase_types.h"
 #include "hbingest/connectors/thrift2_options.h"
 
+namespace apache::thrift::transport {
+class TSSLSocketFactory;
+}
+
 namespace hbingest::connectors {
 
 class Thrift2Connection {
  public:
-  // Connects lazily, starting at endpoints[first_endpoint % size].
+  // Connects lazily, starting at endpoints[first_endpoint % size]. With options.tls.enabled the
+  // CA, certificate and key files are loaded here: a file that cannot be read throws HBaseError
+  // (not retriable) naming the hbase.tls option.
   Thrift2Connection(Thrift2Options options, std::size_t first_endpoint = 0);
   ~Thrift2Connection();
   Thrift2Connection(const Thrift2Connection&) = delete;
@@ -41,6 +47,8 @@ class Thrift2Connection {
   static constexpr std::chrono::seconds kIdleReconnect{30};
 
   Thrift2Options options_;
+  // Every socket of this connection is made by connect(): plain TCP, or TLS from this factory.
+  std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls_;
   std::size_t endpoint_index_ = 0;
   std::chrono::steady_clock::time_point last_used_{};
   std::size_t failovers_ = 0;

@@ -13,6 +13,7 @@
 #include "hbingest/connectors/kafka_error.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
+#include "security_watch.h"
 
 namespace hbingest::connectors {
 
@@ -58,6 +59,7 @@ class KafkaProducer::Impl {
     rk_.reset(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), errstr.data(), errstr.size()));
     if (!rk_) throw std::invalid_argument(std::string("kafka producer: cannot create client: ") + errstr.data());
     conf.release();  // rd_kafka_new owns it on success
+    if (options_.startup_check_timeout.count() > 0) security_.check_startup(rk_.get(), options_.startup_check_timeout);
   }
 
   ~Impl() {
@@ -226,6 +228,7 @@ class KafkaProducer::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka producer: fatal error", rk); });
       return;
     }
+    if (impl.security_.on_error(err, reason)) return;  // TLS/SASL, or anything during the startup check
     if (const auto suppressed = impl.error_log_.admit(rd_kafka_err2name(err))) {
       if (*suppressed > 0) {
         spdlog::warn("kafka producer: {}: {} ({} similar suppressed)", rd_kafka_err2name(err), reason, *suppressed);
@@ -249,6 +252,7 @@ class KafkaProducer::Impl {
   CallbackGuard guard_{"kafka producer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};
   bool destroying_ = false;
+  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
   // Last member: destroyed first, while pending_ still exists for any report served on the way.
   detail::KafkaPtr rk_;
 };

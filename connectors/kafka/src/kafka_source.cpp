@@ -13,6 +13,7 @@
 #include "hbingest/connectors/kafka_error.h"
 #include "hbingest/support/rate_limited_log.h"
 #include "rdkafka_handles.h"
+#include "security_watch.h"
 
 namespace hbingest::connectors {
 
@@ -106,6 +107,10 @@ class KafkaSource::Impl {
     if (!rk_) throw std::invalid_argument(std::string("kafka consumer: cannot create client: ") + errstr.data());
     conf.release();  // rd_kafka_new owns it on success
     // Error, statistics and rebalance events are then served by rd_kafka_consumer_poll().
+    if (options_.startup_check_timeout.count() > 0) {
+      // Before the redirect below: the check serves the error callback with rd_kafka_poll().
+      broker_answered_ = security_.check_startup(rk_.get(), options_.startup_check_timeout);
+    }
     check_error(rd_kafka_poll_set_consumer(rk_.get()), "kafka consumer: redirect main queue", rk_.get());
 
     std::vector<TopicPartition> subscription;
@@ -269,6 +274,7 @@ class KafkaSource::Impl {
   }
 
   std::uint64_t failed_async_commits() const noexcept { return failed_async_commits_; }
+  bool broker_answered() const noexcept { return broker_answered_; }
 
  private:
   static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
@@ -434,6 +440,7 @@ class KafkaSource::Impl {
       impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
       return;
     }
+    if (impl.security_.on_error(err, reason)) return;  // TLS/SASL, or anything during the startup check
     // _TRANSPORT, _ALL_BROKERS_DOWN, _RESOLVE...: librdkafka keeps retrying by itself.
     impl.log_limited(err, std::string(rd_kafka_err2name(err)) + ": " + reason);
   }
@@ -452,6 +459,8 @@ class KafkaSource::Impl {
   enum class State { kOpen, kClosing, kClosed };
   State state_ = State::kOpen;
   bool abandoned_ = false;
+  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
+  bool broker_answered_ = true;
   // Last member: destroyed first, so no callback can run against members already gone.
   detail::KafkaPtr rk_;
 };
@@ -475,6 +484,7 @@ void KafkaSource::resume(const std::vector<TopicPartition>& partitions) { impl_-
 std::vector<TopicPartition> KafkaSource::assignment() const { return impl_->assignment(); }
 void KafkaSource::close(std::chrono::milliseconds timeout) { impl_->close(timeout); }
 std::uint64_t KafkaSource::failed_async_commits() const noexcept { return impl_->failed_async_commits(); }
+bool KafkaSource::broker_answered_at_startup() const noexcept { return impl_->broker_answered(); }
 
 std::vector<PartitionOffset> KafkaSource::committed(const std::vector<TopicPartition>& partitions,
                                                     std::chrono::milliseconds timeout) const {

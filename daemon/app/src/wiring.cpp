@@ -21,6 +21,11 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
                                                                       : connectors::ThriftProtocolKind::compact;
   options.connect_timeout = hbase.connect_timeout;
   options.read_timeout = hbase.read_timeout;
+  options.tls.enabled = hbase.tls.enabled;
+  options.tls.ca_file = hbase.tls.ca_file.value_or("").string();
+  options.tls.cert_file = hbase.tls.cert_file.value_or("").string();
+  options.tls.key_file = hbase.tls.key_file.value_or("").string();
+  options.tls.verify_hostname = hbase.tls.verify_hostname;
   return options;
 }
 
@@ -31,6 +36,7 @@ connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& k
   options.topics = kafka.topics;
   options.properties = kafka.properties;
   options.statistics_interval_ms = static_cast<int>(kafka.statistics_interval.count());
+  options.startup_check_timeout = kafka.startup_check_timeout;
   return options;
 }
 
@@ -48,6 +54,7 @@ connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& 
   options.topic = config.dlq.topic;
   options.max_letter_bytes = config.dlq.max_letter_bytes;
   options.producer.bootstrap_servers = config.kafka.bootstrap_servers;
+  options.producer.startup_check_timeout = config.kafka.startup_check_timeout;
   // Security settings (SSL/SASL) apply to the producer too; consumer-only keys would be rejected.
   static const char* const kSharedPrefixes[] = {"security.", "ssl.", "sasl.", "client.id", "socket.", "broker."};
   for (const auto& [key, value] : config.kafka.properties) {

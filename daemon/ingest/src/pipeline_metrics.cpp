@@ -107,7 +107,12 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
           counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")),
       table_available_(gauge(registry, "hbingest_table_available",
                              "1 when the route table exists, is enabled and has the column family; 0 while not "
-                             "(its writes are held). From the table watch's last answered check.")) {}
+                             "(its writes are held). From the table watch's last answered check.")),
+      security_errors_(counter(registry, "hbingest_kafka_security_errors_total",
+                               "Kafka TLS or SASL failures after startup (wrong certificate, CA or password; "
+                               "librdkafka keeps retrying), by client: consumer, dead_letter.")),
+      security_errors_consumer_(security_errors_.Add({{"client", "consumer"}})),
+      security_errors_dead_letter_(security_errors_.Add({{"client", "dead_letter"}})) {}
 
 void PipelineMetrics::on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) {
   // Both values come from outside (the payload, the broker): only configured ones become labels.
@@ -203,6 +208,10 @@ void PipelineMetrics::on_commit(std::string_view topic, std::int32_t partition, 
 void PipelineMetrics::on_commit_failure() { commit_failures_.Increment(); }
 
 void PipelineMetrics::on_async_commit_failure() { async_commit_failures_.Increment(); }
+
+void PipelineMetrics::on_kafka_security_error(std::string_view client) {
+  (client == "consumer" ? security_errors_consumer_ : security_errors_dead_letter_).Increment();
+}
 
 void PipelineMetrics::on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
   remove_partitions(committed_offset_, committed_offset_cache_, partitions);

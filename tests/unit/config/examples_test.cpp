@@ -41,6 +41,8 @@ TEST(Examples, ProductionLoadsWithItsSecrets) {
                              std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir / "secrets/kafka-password") << "kafka-pw\n";
   std::ofstream(dir / "secrets/http-token") << "http-token\n";
+  std::filesystem::create_directories(dir / "tls");
+  std::ofstream(dir / "tls/hbase-ca.crt") << "-----BEGIN CERTIFICATE-----\n";
   ::setenv("KAFKA_BOOTSTRAP", "k0:9093,k1:9093", 1);
   ::setenv("KAFKA_USERNAME", "ingest", 1);
 
@@ -51,6 +53,8 @@ TEST(Examples, ProductionLoadsWithItsSecrets) {
   EXPECT_EQ(c.http.bearer_token, "http-token");
   EXPECT_EQ(c.hbase.endpoints.size(), 3u);
   EXPECT_EQ(c.hbase.protocol, ThriftProtocol::compact);
+  EXPECT_TRUE(c.hbase.tls.enabled);
+  EXPECT_EQ(c.hbase.tls.ca_file, dir / "tls/hbase-ca.crt");
   EXPECT_EQ(c.writer.batch_max_bytes, 4u << 20);
   EXPECT_EQ(c.logging.format, LogFormat::json);
   const std::string effective = effective_config_yaml(c);
@@ -63,6 +67,25 @@ TEST(Examples, ProductionLoadsWithItsSecrets) {
   const auto problems = try_load_config(dir / "config.yaml").problems;
   EXPECT_THAT(problems, ::testing::Contains(::testing::HasSubstr("kafka.properties.sasl.password: cannot read file")));
   EXPECT_THAT(problems, ::testing::Contains(::testing::HasSubstr("'KAFKA_USERNAME' is not set")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Examples, TlsLoadsWithTheStackVariables) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hbingest-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "ca.pem") << "-----BEGIN CERTIFICATE-----\n";
+  ::setenv("HBINGEST_TLS_DIR", dir.c_str(), 1);
+  ::setenv("HBINGEST_KAFKA_SASL_SSL", "127.0.0.1:19097", 1);
+  ::setenv("HBINGEST_KAFKA_SASL_USER", "hbingest", 1);
+  ::setenv("HBINGEST_KAFKA_SASL_PASSWORD", "scram-pw", 1);
+  ::setenv("HBINGEST_THRIFT2_TLS", "127.0.0.1:19098", 1);
+  const Config c = load_config(kSourceDir / "config/examples/tls.yaml");
+  EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(c.kafka.properties.at("ssl.ca.location"), (dir / "ca.pem").string());
+  EXPECT_TRUE(c.hbase.tls.enabled);
+  EXPECT_EQ(c.hbase.tls.ca_file, dir / "ca.pem");
+  EXPECT_EQ(c.hbase.endpoints, std::vector<std::string>{"127.0.0.1:19098"});
+  EXPECT_EQ(effective_config_yaml(c).find("scram-pw"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

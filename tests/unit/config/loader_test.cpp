@@ -636,6 +636,27 @@ TEST(UnsafeSettings, TransportSecurityWeakened) {
   }
 }
 
+TEST(UnsafeSettings, GatewayHostNameNotVerified) {
+  const auto ca = std::filesystem::temp_directory_path() / "hbingest-unsafe-test-ca.pem";
+  std::ofstream(ca) << "not parsed by the loader\n";
+  const auto with = [&](const std::string& tls_extra) {
+    return try_load_config_text(
+        "kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\n"
+        "hbase: {endpoints: [\"h:9090\"], tls: {enabled: true, ca_file: \"" +
+            ca.string() + "\"" + tls_extra +
+            "}}\n"
+            "routes:\n  - {event_types: [login], table: events, preset: events}\n",
+        "test.yaml");
+  };
+  const auto off = with(", verify_hostname: false");
+  EXPECT_THAT(off.problems, SizeIs(0));
+  EXPECT_THAT(off.warnings,
+              ElementsAre(AllOf(HasSubstr("hbase.tls.verify_hostname"), HasSubstr("host name is not checked"))));
+  const auto on = with("");
+  EXPECT_THAT(on.problems, SizeIs(0));
+  EXPECT_THAT(on.warnings, SizeIs(0));
+}
+
 TEST(UnsafeSettings, AutoCommitStaysAnError) {
   // Warnings are for settings that run; these would make librdkafka commit offsets of events not
   // yet stored, so the loader refuses them (and KafkaSource forces them off regardless).
@@ -666,6 +687,63 @@ routes:
                                            "test.yaml");
   EXPECT_THAT(result.warnings, ElementsAre(AllOf(problem_at(4, "kafka.properties.sasl.password"),
                                                  HasSubstr("too short to be scrubbed"))));
+}
+
+}  // namespace
+}  // namespace hbingest::config
+
+namespace hbingest::config {
+namespace {
+
+// kMinimal with `tls` lines under hbase:, written next to the files they name.
+LoadResult load_with_hbase_tls(const TempDir& dir, const std::string& tls_lines) {
+  std::string yaml = kMinimal;
+  const std::string anchor = "  endpoints: [127.0.0.1:19090]\n";
+  yaml.insert(yaml.find(anchor) + anchor.size(), "  tls:\n" + tls_lines);
+  return try_load_config(dir.write("c.yaml", yaml));
+}
+
+TEST(Loader, HBaseTlsFilesResolvedAndChecked) {
+  TempDir dir;
+  dir.write("pki/ca.pem", "ca");
+  dir.write("pki/client.pem", "cert");
+  dir.write("pki/client.key", "key");
+  const auto ok = load_with_hbase_tls(
+      dir, "    enabled: true\n    ca_file: pki/ca.pem\n    cert_file: pki/client.pem\n    key_file: pki/client.key\n");
+  ASSERT_THAT(ok.problems, SizeIs(0));
+  EXPECT_TRUE(ok.config.hbase.tls.enabled);
+  EXPECT_EQ(ok.config.hbase.tls.ca_file, dir.path() / "pki/ca.pem");  // relative to the config file
+  EXPECT_EQ(ok.config.hbase.tls.key_file, dir.path() / "pki/client.key");
+  EXPECT_TRUE(ok.config.hbase.tls.verify_hostname) << "on by default";
+
+  EXPECT_THAT(load_with_hbase_tls(dir, "    enabled: true\n").problems,
+              ElementsAre(HasSubstr("hbase.tls.ca_file: required when hbase.tls.enabled is true")));
+  EXPECT_THAT(load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/nope.pem\n").problems,
+              ElementsAre(AllOf(HasSubstr("hbase.tls.ca_file"), HasSubstr("pki/nope.pem' is not a readable file"))));
+  EXPECT_THAT(
+      load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/ca.pem\n    cert_file: pki/client.pem\n").problems,
+      ElementsAre(HasSubstr("hbase.tls.cert_file: cert_file and key_file go together")));
+  EXPECT_THAT(load_with_hbase_tls(dir, "    ca_file: pki/ca.pem\n").problems,
+              ElementsAre(HasSubstr("hbase.tls.ca_file: is set but hbase.tls.enabled is false")));
+  EXPECT_THAT(
+      load_with_hbase_tls(dir, "    enabled: true\n    ca_file: pki/ca.pem\n    verify_hostnme: false\n").problems,
+      ElementsAre(AllOf(HasSubstr("hbase.tls.verify_hostnme: unknown key"), HasSubstr("verify_hostname"))));
+}
+
+TEST(Loader, HBaseTlsDefaultsOffAndPrintsEffective) {
+  const auto config = load_config_text(kMinimal, "test.yaml");
+  EXPECT_FALSE(config.hbase.tls.enabled);
+  EXPECT_FALSE(config.hbase.tls.ca_file);
+  const YAML::Node effective = YAML::Load(effective_config_yaml(config));
+  EXPECT_FALSE(effective["hbase"]["tls"]["enabled"].as<bool>());
+  EXPECT_TRUE(effective["hbase"]["tls"]["verify_hostname"].as<bool>());
+}
+
+TEST(Loader, KafkaStartupCheckTimeout) {
+  EXPECT_EQ(load_config_text(kMinimal, "test.yaml").kafka.startup_check_timeout, 15s);
+  std::string yaml = kMinimal;
+  yaml.insert(yaml.find("hbase:"), "  startup_check_timeout: 0s\n");
+  EXPECT_EQ(load_config_text(yaml, "test.yaml").kafka.startup_check_timeout, 0ms) << "0 skips the check";
 }
 
 }  // namespace

@@ -21,12 +21,22 @@ struct KafkaConfig {
   std::vector<std::string> topics;                // literal names, or one "^regex" (librdkafka syntax)
   std::map<std::string, std::string> properties;  // passed verbatim to librdkafka (SSL/SASL, ...)
   Millis commit_interval{1000};
-  std::size_t poll_batch = 1000;     // messages per poll
-  Millis statistics_interval{5000};  // librdkafka statistics (lag metrics); 0 disables
+  std::size_t poll_batch = 1000;        // messages per poll
+  Millis statistics_interval{5000};     // librdkafka statistics (lag metrics); 0 disables
+  Millis startup_check_timeout{15000};  // wait for a broker at start; TLS/SASL failures stop the start; 0 skips
 };
 
 enum class ThriftTransport { framed, buffered };
 enum class ThriftProtocol { binary, compact };
+
+// TLS to the Thrift2 gateways (through a TLS terminator: HBase 2.6 has none for the binary gateway).
+struct HBaseTlsConfig {
+  bool enabled = false;
+  std::optional<std::filesystem::path> ca_file;    // required when enabled; relative to the config file
+  std::optional<std::filesystem::path> cert_file;  // client certificate, with key_file
+  std::optional<std::filesystem::path> key_file;
+  bool verify_hostname = true;
+};
 
 struct HBaseConfig {
   std::vector<std::string> endpoints;                     // "host:port" of Thrift2 servers; required, ≥1
@@ -35,6 +45,7 @@ struct HBaseConfig {
   Millis connect_timeout{2000};
   Millis read_timeout{10000};
   std::string ns = "default";  // YAML key: namespace
+  HBaseTlsConfig tls;
 };
 
 struct WriterConfig {

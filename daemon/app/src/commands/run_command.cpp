@@ -24,6 +24,7 @@
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
+#include "hbingest/ingest/kafka_security_alarm.h"
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/readiness.h"
@@ -146,8 +147,22 @@ int run_command(const Args& args) {
     pipeline_metrics.on_kafka_statistics(json);
   };
   source_options.on_async_commit_failure = [&pipeline_metrics] { pipeline_metrics.on_async_commit_failure(); };
+  // A TLS or SASL failure at startup throws from the constructors below (exit 1, naming the cause);
+  // one after startup keeps the daemon running, counted and shown by /readyz (kafka_security_alarm.h).
+  ingest::KafkaSecurityAlarm kafka_security;
+  source_options.on_security_error = [&](const std::string& description) {
+    pipeline_metrics.on_kafka_security_error("consumer");
+    kafka_security.raise(description);
+  };
   connectors::KafkaSource source(std::move(source_options));
-  connectors::KafkaDeadLetterProducer dead_letters(dead_letter_options(config));
+  auto letter_options = dead_letter_options(config);
+  // No broker answered the consumer: waiting again for the producer would only delay the start.
+  if (!source.broker_answered_at_startup()) letter_options.producer.startup_check_timeout = {};
+  letter_options.producer.on_security_error = [&](const std::string& description) {
+    pipeline_metrics.on_kafka_security_error("dead_letter");
+    kafka_security.raise(description);
+  };
+  connectors::KafkaDeadLetterProducer dead_letters(std::move(letter_options));
 
   const auto thrift2 = thrift2_options(config.hbase);
   // The startup check above only sees the tables once; this one keeps watching (a table dropped,
@@ -180,7 +195,7 @@ int run_command(const Args& args) {
     server = std::make_unique<server::HttpServer>(http_server_options(config.http, http_tls));
     queries->mount(*server);
     const auto readiness = [&] {
-      auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers, &table_watch);
+      auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers, &table_watch, &kafka_security);
       return server::Readiness{reasons.empty(), std::move(reasons)};
     };
     ready_gauge = std::make_shared<server::ReadinessGauge>(readiness);

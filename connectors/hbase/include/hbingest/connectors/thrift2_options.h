@@ -11,12 +11,25 @@ namespace hbingest::connectors {
 enum class ThriftTransportKind { framed, buffered };
 enum class ThriftProtocolKind { binary, compact };
 
+// TLS to the gateway (HBase's own Thrift servers only do TLS in HTTP mode, so in practice a TLS
+// terminator such as stunnel in front of the binary gateway: docs/operations.md).
+struct Thrift2TlsOptions {
+  bool enabled = false;
+  std::string ca_file;    // PEM: the CA(s) the gateway's certificate must chain to
+  std::string cert_file;  // PEM client certificate for a terminator that requires one; empty: none
+  std::string key_file;   // its private key (PEM), with cert_file
+  // The certificate must name the host of the endpoint: a DNS name in its subjectAltName (or
+  // CN) matching the configured host, or an IP address in it equal to the connected address.
+  bool verify_hostname = true;
+};
+
 struct Thrift2Options {
   std::vector<std::string> endpoints;  // "host:port"; a connection fails over to the next one
   ThriftTransportKind transport = ThriftTransportKind::buffered;
   ThriftProtocolKind protocol = ThriftProtocolKind::binary;
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds read_timeout{10000};
+  Thrift2TlsOptions tls;
 };
 
 }  // namespace hbingest::connectors

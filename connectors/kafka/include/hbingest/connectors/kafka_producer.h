@@ -22,6 +22,12 @@ struct KafkaProducerOptions {
   std::map<std::string, std::string> properties;
   // How long produce() keeps serving delivery reports and retrying while the local queue is full.
   std::chrono::milliseconds queue_full_timeout{30000};
+  // As in KafkaSourceOptions: above zero, the constructor waits up to this long for a broker to
+  // answer and throws KafkaError naming the cause on a TLS or SASL failure.
+  std::chrono::milliseconds startup_check_timeout{0};
+  // As in KafkaSourceOptions: each TLS or SASL failure after the constructor returned, from poll()
+  // or flush() on the producing thread.
+  std::function<void(const std::string& description)> on_security_error;
 };
 
 struct ProducerRecord {

@@ -31,6 +31,16 @@ struct KafkaSourceOptions {
   // that polls or commits, so that the owner can count it (connectors export no metrics).
   // Synchronous commits throw instead. Guarded like on_statistics.
   std::function<void()> on_async_commit_failure;
+  // Above zero, the constructor first waits up to this long for a broker to answer (TLS handshake
+  // and SASL login included): a TLS or SASL failure before that throws KafkaError naming the cause
+  // and the settings (see kafka_security.h); no answer at all only logs a warning (the broker may
+  // come later). Zero: no check, as before.
+  std::chrono::milliseconds startup_check_timeout{0};
+  // Called with the operator's sentence (describe_security_failure) for each TLS or SASL failure
+  // librdkafka reports after the constructor returned (each is also logged, rate-limited): a
+  // certificate or password changed under a running daemon. librdkafka keeps retrying; the owner
+  // decides what it means (a metric, readiness). From inside poll(), guarded like on_statistics.
+  std::function<void(const std::string& description)> on_security_error;
   // Bound on the close that the destructor performs when close() was not called: past it the
   // consumer leaves without a clean group exit (the coordinator notices after session.timeout.ms).
   std::chrono::milliseconds close_timeout{10000};
@@ -54,8 +64,8 @@ struct KafkaSourceOptions {
 // copyable nor movable (librdkafka holds a pointer to it).
 class KafkaSource final : public Source {
  public:
-  // Validates the options and subscribes; does not wait for the broker (an unreachable broker
-  // shows up as empty polls and rate-limited log lines).
+  // Validates the options, runs the startup check when options.startup_check_timeout is set, and
+  // subscribes. An unreachable broker shows up as empty polls and rate-limited log lines.
   explicit KafkaSource(KafkaSourceOptions options);
   ~KafkaSource() override;  // closes (bounded by options.close_timeout) if close() was not called; never throws
   KafkaSource(const KafkaSource&) = delete;
@@ -72,6 +82,9 @@ class KafkaSource final : public Source {
   std::vector<TopicPartition> assignment() const override;
   void close(std::chrono::milliseconds timeout) override;
 
+  // False when the startup check ran and no broker answered within its timeout (the owner may skip
+  // waiting again for its other clients); true otherwise.
+  bool broker_answered_at_startup() const noexcept;
   // Asynchronous commits that the broker refused so far (each is also logged, rate-limited).
   std::uint64_t failed_async_commits() const noexcept;
   // The committed next-offsets of `partitions` as the group coordinator has them (-1001 when

@@ -70,6 +70,9 @@ class PipelineMetrics final : public PipelineObserver {
 
   // One asynchronous offset commit failed (KafkaSourceOptions::on_async_commit_failure). Any thread.
   void on_async_commit_failure();
+  // One Kafka TLS or SASL failure after startup (KafkaSourceOptions / KafkaProducerOptions
+  // on_security_error), by client: "consumer" or "dead_letter". Any thread.
+  void on_kafka_security_error(std::string_view client);
 
   // Totals for the progress line and systemd STATUS.
   double rows_written() const { return rows_written_total_.Value(); }
@@ -109,6 +112,9 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Family<prometheus::Gauge>& consumer_lag_;
   prometheus::Family<prometheus::Counter>& salt_bucket_writes_;
   prometheus::Family<prometheus::Gauge>& table_available_;
+  prometheus::Family<prometheus::Counter>& security_errors_;
+  prometheus::Counter& security_errors_consumer_;
+  prometheus::Counter& security_errors_dead_letter_;
 
   // Pipeline-thread caches of labelled children (Family::Add takes the family's lock). The
   // per-partition ones also say which children to Remove() when a partition is revoked.
