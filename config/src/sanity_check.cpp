@@ -95,8 +95,8 @@ void check_endpoints(const Config& c, Reader& r) {
     try {
       const auto listen = support::parse_host_port(c.http.listen, 0);
       // A token source that failed to resolve is reported already: the port was not meant to be open.
-      const bool token_failed = r.has_problem("http.bearer_token") || r.has_problem("http.token_file") ||
-                                r.has_problem("http.token_env");
+      const bool token_failed =
+          r.has_problem("http.bearer_token") || r.has_problem("http.token_file") || r.has_problem("http.token_env");
       if (!support::is_loopback_host(listen.host) && !c.http.bearer_token && !c.http.allow_unauthenticated &&
           !token_failed) {
         r.problem_at("http.listen",

@@ -1,6 +1,7 @@
 // hbingest: the one binary. main only dispatches to subcommands; everything else lives in
 // libraries that the tests link.
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -44,6 +45,9 @@ void print_usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that closes mid-write (a client of the HTTP port, a TLS terminator in front of a Thrift2
+  // gateway: OpenSSL writes cannot pass MSG_NOSIGNAL) must be an EPIPE error, never the process's end.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     print_usage(stderr);
     return 2;

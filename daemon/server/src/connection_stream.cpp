@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -44,6 +45,10 @@ ConnectionStream::ConnectionStream(int fd, std::shared_ptr<SSL_CTX> tls, std::ch
                                    const std::atomic<bool>& stopping)
     : fd_(fd), write_timeout_(write_timeout), stopping_(stopping) {
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  // httplib writes a response's head and body separately: with Nagle the body waits for the
+  // client's delayed ACK of the head, 40 ms on every keep-alive response after the first.
+  const int on = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   address_of(fd_, true, remote_ip_, remote_port_);
   address_of(fd_, false, local_ip_, local_port_);
   if (tls) {

@@ -107,6 +107,7 @@ constexpr std::size_t kChunkBytes = 32 * 1024;  // rendered rows handed over at 
 constexpr std::size_t kBufferedChunks = 4;      // between the query and the client
 // Room kept under max_response_bytes for what follows the last row (totals, marker, error).
 constexpr std::size_t kTrailerReserve = 1024;
+constexpr std::size_t kMaxStreamedError = 128;
 
 // Thrown from the row callback to stop the query.
 struct ByteCapReached {};
@@ -128,9 +129,11 @@ struct Outcome {
 class QueryRun {
  public:
   // Rows are handed over `chunk_bytes` at a time.
+  // `held_back`: what the handler waits for before it streams; the channel must hold that much
+  // and one chunk more, or that wait and the query's push would wait for each other forever.
   QueryRun(query::QueryEngine& engine, query::Query events_query, bool ndjson, std::size_t row_bytes_cap,
-           std::size_t chunk_bytes, std::size_t scans, std::counting_semaphore<>& slot)
-      : channel_(kBufferedChunks * chunk_bytes), chunk_bytes_(chunk_bytes) {
+           std::size_t chunk_bytes, std::size_t held_back, std::size_t scans, std::counting_semaphore<>& slot)
+      : channel_(std::max(kBufferedChunks * chunk_bytes, held_back + chunk_bytes)), chunk_bytes_(chunk_bytes) {
     outcome_.scans = scans;
     thread_ = std::thread([this, &engine, q = std::move(events_query), ndjson, row_bytes_cap, &slot] {
       produce(engine, q, ndjson, row_bytes_cap);
@@ -189,6 +192,9 @@ class QueryRun {
 
   void fail(int status, std::string message) {
     outcome_.status = status;
+    // It may end a streamed body, inside kTrailerReserve: HBase's messages carry Java stack text.
+    // 128 bytes stay under the reserve even if every one is escaped as \u00XX.
+    if (message.size() > kMaxStreamedError) message = message.substr(0, kMaxStreamedError - 3) + "...";
     outcome_.error = std::move(message);
   }
 
@@ -290,8 +296,14 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
   // Takes over the slot: the query's thread releases it when the query has ended.
   // Chunks no larger than what is held back, so that streaming starts once that much is there.
   const std::size_t chunk_bytes = std::max<std::size_t>(1, std::min(kChunkBytes, options_.stream_after_bytes));
-  auto run =
-      std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, chunk_bytes, scans, slots_);
+  std::shared_ptr<QueryRun> run;
+  try {
+    run = std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, chunk_bytes,
+                                     options_.stream_after_bytes, scans, slots_);
+  } catch (...) {
+    slots_.release();  // no thread took the slot over (e.g. none could be started)
+    throw;
+  }
 
   if (run->channel().wait_for(options_.stream_after_bytes)) {
     // Over before anything was sent: the whole answer, with its own status.

@@ -85,10 +85,16 @@ void set_json_error(httplib::Response& res, int status, const std::string& messa
 
 bool is_get_or_head(const httplib::Request& req) { return req.method == "GET" || req.method == "HEAD"; }
 
+// Any body, or framing that is ambiguous: a second Content-Length (even "0") would let a body
+// through as the next request on this connection (request smuggling), so it counts as a body.
 bool announces_body(const httplib::Request& req) {
   if (req.has_header("Transfer-Encoding")) return true;
-  const std::string length = req.get_header_value("Content-Length");
-  return !length.empty() && length.find_first_not_of('0') != std::string::npos;
+  const auto [first, last] = req.headers.equal_range("Content-Length");
+  std::size_t lengths = 0;
+  for (auto it = first; it != last; ++it, ++lengths) {
+    if (it->second.empty() || it->second.find_first_not_of('0') != std::string::npos) return true;
+  }
+  return lengths > 1;
 }
 
 // What a refused connection gets, written without reading its request.
@@ -271,12 +277,17 @@ struct HttpServer::Impl {
       if (!stream.wait_for_request(idle_until)) return;
       stream.begin_request(served == 0 ? first_deadline : Clock::now() + options.header_timeout,
                            options.max_header_bytes);
+      bool parsed = false;  // the head was read whole: httplib calls back only then
       bool refused = false;
       bool client_closes = false;
       const bool last = served + 1 == options.keep_alive_max_requests;
       const bool ok = http.process_request(stream, last, client_closes, [&](httplib::Request& req) {
+        parsed = true;
         // Ranges are refused: many ranges of one body would multiply the response.
         req.ranges.clear();
+        // No compression: brotli at httplib's quality costs ~20x the CPU of the answer itself, a
+        // lever any client could pull on every response.
+        req.headers.erase("Accept-Encoding");
         if (!is_get_or_head(req) || announces_body(req)) {
           // The pre-routing handler answers 405/413 without reading the body; the rest of it
           // would be taken for the next request, so this connection ends after the answer.
@@ -285,8 +296,10 @@ struct HttpServer::Impl {
           req.set_header("Connection", "close");
         }
       });
-      if (refused || !ok) stream.linger_on_close();
-      if (!ok || refused || client_closes || stopping) return;
+      // A head httplib could not parse (400, 414) leaves the rest of it unread, where it would be
+      // taken for the next request: the connection ends after the answer.
+      if (refused || !ok || !parsed) stream.linger_on_close();
+      if (!ok || !parsed || refused || client_closes || stopping) return;
     }
   }
 };
@@ -306,6 +319,10 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   opts.keep_alive_max_requests = std::max(1, opts.keep_alive_max_requests);
 
   auto& server = impl_->server;
+  // Only for the Keep-Alive header httplib writes: our connection loop enforces both. Rounded down,
+  // so a client that trusts the header never reuses a connection we have already closed.
+  server.set_keep_alive_max_count(static_cast<std::size_t>(opts.keep_alive_max_requests));
+  server.set_keep_alive_timeout(std::chrono::duration_cast<std::chrono::seconds>(opts.keep_alive_timeout).count());
   // httplib owns the queue it gets from this factory.
   server.new_task_queue = [] { return new InlineTaskQueue; };
   server.set_socket_options([impl = impl_.get()](socket_t sock) {

@@ -69,3 +69,36 @@ def test_sighup_reloads_the_log_level_and_json_lines_parse(tmp_path, names):
                 assert "level" in record and "msg" in record, record
     finally:
         daemon.stop()
+
+
+def test_sigpipe_is_ignored_even_without_the_http_port(tmp_path, names):
+    """A peer closing mid-write (a TLS terminator in front of the gateway: OpenSSL's writes cannot
+    pass MSG_NOSIGNAL) must be an EPIPE error, not the daemon's end. SIGPIPE used to be ignored only
+    as a side effect of cpp-httplib's server constructor, so `run` with http.enabled false, and every
+    call before the HTTP server existed, died of it."""
+    import subprocess
+
+    from support import BINARY
+
+    create_topic(names["topic"], partitions=1)
+    config_path = tmp_path / "nohttp.yaml"
+    write_config(config_path, names["topic"], names["table"], **{"http.enabled": False})
+    with open(tmp_path / "nohttp.log", "wb") as log:
+        process = subprocess.Popen([BINARY(), "run", "--config", str(config_path)], stdout=log,
+                                   stderr=subprocess.STDOUT)
+    try:
+        def ignored_signals():
+            for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+                if line.startswith("SigIgn:"):
+                    return int(line.split()[1], 16)
+            return 0
+        # main() sets it first thing; give the exec a moment.
+        sigpipe_bit = 1 << (signal.SIGPIPE - 1)
+        wait_for(lambda: process.poll() is not None or ignored_signals() & sigpipe_bit, 10, "SIGPIPE ignored")
+        assert process.poll() is None, (tmp_path / "nohttp.log").read_text()[-2000:]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -174,6 +174,18 @@ TEST_F(EventsHandlerTest, AStreamedNdjsonBodyCutByTheLimitSaysSoInItsLastLine) {
             (nlohmann::json{{"truncated", true}, {"truncated_by", "limit"}, {"count", 50}}));
 }
 
+// Held back more than the channel between the query and the writer holds: the writer waited for
+// bytes the query could not hand over, and both waited forever (a worker and a slot lost).
+TEST_F(EventsHandlerTest, HoldingBackMoreThanTheChannelHoldsStillAnswers) {
+  table_.fill(factory_, 2000, 4);  // enough rows for an answer over what is held back
+  start({.stream_after_bytes = 150 * 1024});
+  const auto res = get("/v1/events?event_id=login&limit=10000");
+  ASSERT_TRUE(res) << "no answer: the held-back wait and the query's push waited for each other";
+  ASSERT_EQ(res->status, 200);
+  EXPECT_GT(res->body.size(), 150u * 1024) << "the answer must be larger than what is held back";
+  EXPECT_EQ(body(res)["count"], body(res)["rows"].size());
+}
+
 TEST_F(EventsHandlerTest, ASmallAnswerIsNotStreamedAndSaysItWasComplete) {
   start();
   const auto res = get("/v1/events?event_id=login&limit=5");

@@ -96,6 +96,93 @@ TEST(HttpServerLimits, GetWithABodyIs413) {
   EXPECT_TRUE(client.receive(3s).starts_with("HTTP/1.1 413"));
 }
 
+HttpResponse smuggled(const HttpRequest&) {
+  return HttpResponse{.status = 200, .content_type = "text/plain", .body = "SMUGGLED", .headers = {}};
+}
+
+// httplib reads no body on a GET and looks at the first Content-Length only: a second one carried a
+// request in the body past the 413, answered as the connection's next request.
+TEST(HttpServerLimits, ASecondContentLengthIsABodyNotASmuggledRequest) {
+  HttpServer server(small());
+  server.get("/x", ok);
+  server.get("/y", smuggled);
+  server.start();
+  const std::string inner = "GET /y HTTP/1.1\r\nHost: x\r\n\r\n";
+  RawClient client(server.port());
+  client.send("GET /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: " + std::to_string(inner.size()) +
+              "\r\n\r\n" + inner);
+  bool closed = false;
+  const std::string answer = client.receive(3s, &closed);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413")) << answer;
+  EXPECT_EQ(answer.find("SMUGGLED"), std::string::npos) << answer;
+  EXPECT_TRUE(closed);
+}
+
+// A head httplib cannot parse (400) left the connection open, and what followed was served as a
+// request of its own: behind a proxy that reuses connections, that is a response desync.
+TEST(HttpServerLimits, AnUnparsableHeadEndsTheConnection) {
+  HttpServer server(small());
+  server.get("/y", smuggled);
+  server.start();
+  for (const std::string& garbage :
+       {std::string("GARBAGE\r\n\r\n"), "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n"}) {
+    RawClient client(server.port());
+    client.send(garbage + "GET /y HTTP/1.1\r\nHost: x\r\n\r\n");
+    bool closed = false;
+    const std::string answer = client.receive(3s, &closed);
+    EXPECT_TRUE(answer.empty() || answer.starts_with("HTTP/1.1 4")) << answer.substr(0, 200);
+    EXPECT_EQ(answer.find("SMUGGLED"), std::string::npos) << answer.substr(0, 300);
+    EXPECT_TRUE(closed) << garbage.substr(0, 20);
+  }
+}
+
+// Brotli at httplib's default quality cost ~20x the CPU of the answer: no client may ask for it.
+TEST(HttpServerLimits, ResponsesAreNeverCompressed) {
+  HttpServer server(small());
+  server.get("/big", [](const HttpRequest&) {
+    return HttpResponse{
+        .status = 200, .content_type = "application/json", .body = std::string(8192, '7'), .headers = {}};
+  });
+  server.start();
+  RawClient client(server.port());
+  client.send("GET /big HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br, gzip, deflate\r\nConnection: close\r\n\r\n");
+  const std::string answer = client.receive(3s);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer.substr(0, 200);
+  EXPECT_EQ(answer.find("Content-Encoding"), std::string::npos) << answer.substr(0, 300);
+  EXPECT_NE(answer.find(std::string(8192, '7')), std::string::npos);
+}
+
+// The header said "timeout=5, max=5" whatever the limits were: a client trusting it reused
+// connections the server had closed (health listener: 2 s).
+TEST(HttpServerLimits, TheKeepAliveHeaderTellsTheRealLimits) {
+  HttpServerOptions options;
+  options.keep_alive_timeout = 2500ms;
+  options.keep_alive_max_requests = 7;
+  HttpServer server(small(options));
+  server.get("/x", ok);
+  server.start();
+  RawClient client(server.port());
+  client.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string answer = client.receive(5s, nullptr, "ok");
+  EXPECT_NE(answer.find("Keep-Alive: timeout=2, max=7"), std::string::npos) << answer;
+}
+
+// Head and body go out in two writes: with Nagle, every keep-alive response after the first
+// waited for the client's delayed ACK (40 ms each, so 20 requests took over 760 ms).
+TEST(HttpServerLimits, KeepAliveResponsesAreNotHeldBackByNagle) {
+  HttpServer server(small());
+  server.get("/x", ok);
+  server.start();
+  RawClient client(server.port());
+  const auto start = Clock::now();
+  for (int i = 0; i < 20; ++i) {
+    client.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string answer = client.receive(5s, nullptr, "\r\n\r\nok");
+    ASSERT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  }
+  EXPECT_LT(Clock::now() - start, 600ms);
+}
+
 TEST(HttpServerLimits, AHeadOverMaxHeaderBytesIsRefusedAndTheConnectionClosed) {
   HttpServerOptions options;
   options.max_header_bytes = 1024;
