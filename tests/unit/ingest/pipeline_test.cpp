@@ -584,12 +584,18 @@ TEST(Pipeline, ShutdownDuringOutageCommitsOnlyWhatIsStored) {
   EXPECT_LE(h.committed(0), 0);
 }
 
+// A login event with `fields` small numeric fields besides its own: ~12 bytes a field on the wire,
+// ~100 as decoded cells.
+std::string wide_login_event(int fields) {
+  std::string event = R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"user_id":"u1")";
+  for (int i = 0; i < fields; ++i) event += ",\"f" + std::to_string(i) + "\":" + std::to_string(i);
+  return event + "}";
+}
+
 TEST(Pipeline, TheByteBoundCountsDecodedCellsNotJustThePayload) {
   // An event of 2,000 small fields is ~25 KB on the wire and ~200 KB as cells: counted by payload,
   // a 1 MiB bound let ~40 such events (8 MiB of cells) pile up during an outage.
-  std::string wide = R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"user_id":"u1")";
-  for (int i = 0; i < 2000; ++i) wide += ",\"f" + std::to_string(i) + "\":" + std::to_string(i);
-  wide += "}";
+  const std::string wide = wide_login_event(2000);
   auto setup = test_setup();
   setup.options.flow.max_inflight_bytes = 1024 * 1024;
   setup.options.poll_batch = 1;  // each poll brings one event: the bound is checked per poll too
@@ -608,9 +614,7 @@ TEST(Pipeline, ALargePollBatchIsDecodedOnlyWhileTheByteBoundAllows) {
   // The bound used to be soft by one poll batch: a batch of 100 wide events was decoded whole
   // (~20 MiB of cells against a 1 MiB bound), and a real 4 MiB queue of them ~25 MiB. Now the rest
   // of the batch waits undecoded until the in-flight bytes are under the bound.
-  std::string wide = R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"user_id":"u1")";
-  for (int i = 0; i < 2000; ++i) wide += ",\"f" + std::to_string(i) + "\":" + std::to_string(i);
-  wide += "}";
+  const std::string wide = wide_login_event(2000);
   auto setup = test_setup();
   setup.options.flow.max_inflight_bytes = 1024 * 1024;
   setup.options.poll_batch = 1000;
