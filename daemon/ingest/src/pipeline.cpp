@@ -84,10 +84,6 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
       const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
       wait = std::clamp(until, std::chrono::milliseconds(0), kMaxPollWait);
     }
-    if (!backlog_.empty() && has_room()) wait = std::chrono::milliseconds(0);
-    // Polled even with a backlog: poll() also serves rebalances and keeps the group membership.
-    // A backlog is left only when the bounds are reached, and then every partition is paused
-    // (update_flow_control), so it holds at most about two poll batches of raw messages.
     auto messages = source_.poll(options_.poll_batch, wait);
     // librdkafka serves a rebalance wherever it falls while poll() collects a batch, so the batch
     // may hold messages of partitions revoked (or lost) since. They belong to the next owner, who
@@ -97,12 +93,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
       return !assigned_.contains(TopicPartition{m.topic, m.partition});
     });
     if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
-    std::move(messages.begin(), messages.end(), std::back_inserter(backlog_));
-    while (!backlog_.empty() && has_room()) {
-      auto message = std::move(backlog_.front());
-      backlog_.pop_front();
-      handle(std::move(message));
-    }
+    for (auto& message : messages) handle(std::move(message));
     submit(batcher_.expired(Clock::now()));
 
     if (Clock::now() >= next_commit_) {
@@ -399,11 +390,6 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   }
 }
 
-bool Pipeline::has_room() const {
-  return tracker_.pending_bytes() < options_.flow.max_inflight_bytes &&
-         tracker_.window_total() < options_.flow.max_inflight_rows;
-}
-
 void Pipeline::update_flow_control() {
   // Offsets count by window, not by pending events: completed offsets behind a stuck one are kept
   // too (offset_tracker.h). Bytes count what pending events hold (held_bytes.h).
@@ -488,10 +474,6 @@ void Pipeline::release(const std::vector<TopicPartition>& partitions) {
     assigned_.erase(tp);
     paused_.erase(tp);
   }
-  // Not decoded, never tracked: the next owner reads them from the committed offset.
-  std::erase_if(backlog_, [&](const connectors::SourceMessage& m) {
-    return std::find(partitions.begin(), partitions.end(), TopicPartition{m.topic, m.partition}) != partitions.end();
-  });
   stats_.assigned_partitions = assigned_.size();
 }
 

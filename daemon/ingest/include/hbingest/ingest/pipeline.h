@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -143,8 +142,6 @@ class Pipeline final : public connectors::RebalanceListener {
   // Commits the committable positions of the owned partitions (of `only` among them, if given).
   void commit(bool synchronous, const std::vector<connectors::TopicPartition>* only = nullptr);
   void update_flow_control();
-  // Whether one more event may be decoded: the in-flight bytes and rows are under their bounds.
-  bool has_room() const;
   // Serves completions and dead-letter acks until `done()` or the deadline. Returns done().
   bool drain_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline);
 
@@ -166,10 +163,6 @@ class Pipeline final : public connectors::RebalanceListener {
   OffsetTracker tracker_;
   std::set<connectors::TopicPartition> assigned_;
   std::set<connectors::TopicPartition> paused_;
-  // Polled messages not decoded yet: a poll batch is decoded only while the in-flight bounds allow,
-  // so the byte bound is exceeded by at most one event, not by one poll batch of decoded events (a
-  // 4 MiB queue of 2,000-field events decodes to ~25 MiB). What waits here is the raw payload only.
-  std::deque<connectors::SourceMessage> backlog_;
   // Failed dead letters by the time of their next send.
   std::multimap<std::chrono::steady_clock::time_point, DeadLetterAttempt> dead_letter_retries_;
   // The first failure of every letter that failed and is not delivered yet (waiting or sent again).
