@@ -173,7 +173,7 @@ struct HttpServer::Impl {
   void admit(int fd) {
     {
       const std::lock_guard lock(mutex);
-      if (!stopping && queued.size() < static_cast<std::size_t>(options.max_queued_connections) + idle_workers()) {
+      if (!stopping && queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers()) {
         queued.push_back({fd, Clock::now()});
         work.notify_all();
         return;
@@ -187,9 +187,11 @@ struct HttpServer::Impl {
     ::close(fd);  // TLS: a plain-text 503 would mean nothing to the client before a handshake
   }
 
-  // Workers waiting for a connection; called with the mutex held.
-  std::size_t idle_workers() const { return idle; }
-  std::size_t idle = 0;
+  // Workers not serving a connection; called with the mutex held. Counted by who is busy, not by
+  // who is waiting: a worker not yet started, or between two connections, is about to take one, and
+  // counting only the waiting ones refused connections with a 503 while a worker was free.
+  std::size_t free_workers() const { return static_cast<std::size_t>(options.workers) - busy; }
+  std::size_t busy = 0;
 
   void work_loop() {
     block_sigpipe_in_this_thread();
@@ -197,14 +199,15 @@ struct HttpServer::Impl {
       Accepted accepted{};
       {
         std::unique_lock lock(mutex);
-        ++idle;
         work.wait(lock, [&] { return stopping || !queued.empty(); });
-        --idle;
         if (queued.empty()) return;  // stopping
         accepted = queued.front();
         queued.pop_front();
+        ++busy;
       }
       server.serve(accepted.fd, accepted.at);
+      const std::lock_guard lock(mutex);
+      --busy;
     }
   }
 
