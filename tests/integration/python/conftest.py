@@ -1,6 +1,7 @@
 import pytest
 
 from support import Daemon, unique, write_config
+from toxiproxy import Toxiproxy
 
 
 @pytest.fixture
@@ -24,3 +25,12 @@ def daemon_factory(tmp_path):
 def names():
     topic = unique("t")
     return {"topic": topic, "table": unique("tbl"), "dlq": topic + "_dlq"}
+
+
+@pytest.fixture
+def proxies(tmp_path):
+    """A Toxiproxy server of the test's own (fault tests put it between the daemon and Kafka or the
+    gateway); stopped at the end of the test."""
+    server = Toxiproxy(tmp_path / "toxiproxy.log")
+    yield server
+    server.close()

@@ -28,7 +28,7 @@ import pytest
 from region_admin import RegionAdmin
 from support import (THRIFT2, CommitWatch, brute_force_answer, brute_force_rows, count_rows, create_topic, login,
                      mixed_events, now_ms, order, produce, query_events, rss_kib, serve, stored_positions, wait_for)
-from toxiproxy import Toxiproxy, toxic
+from toxiproxy import toxic
 
 PARTITIONS = 4
 EVENTS = 24_000
@@ -221,12 +221,6 @@ QUERY_EVENTS = 6_000
 # (8 bucket scanners, a few rows per call) takes seconds and runs through whole strikes.
 SLOW_CALL_MS = 15
 
-
-@pytest.fixture
-def proxies(tmp_path):
-    server = Toxiproxy(tmp_path / "toxiproxy.log")
-    yield server
-    server.close()
 
 
 def test_queries_equal_brute_force_while_regions_move_split_and_merge(daemon_factory, names, admin, tmp_path, proxies):
