@@ -4,11 +4,12 @@
 #include <array>
 #include <cctype>
 
+#include "hbingest/support/text.h"
+
 namespace hbingest::config::detail {
 
 std::optional<bool> parse_bool(const std::string& text) {
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = support::to_lower(text);
   // The YAML 1.1 spellings too: yaml-cpp users write yes/no and on/off.
   if (lower == "true" || lower == "yes" || lower == "on") return true;
   if (lower == "false" || lower == "no" || lower == "off") return false;

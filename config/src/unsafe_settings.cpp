@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hbingest/support/host_port.h"
+#include "hbingest/support/text.h"
 
 namespace hbingest::config::detail {
 
@@ -15,17 +16,12 @@ namespace {
 
 using Properties = std::map<std::string, std::string>;
 
-std::string lower(std::string_view text) {
-  std::string out;
-  for (const char c : text) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The value of the first of `names` (librdkafka aliases) that is set, lowercased.
 std::optional<std::pair<std::string, std::string>> property(const Properties& properties,
                                                             std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (const auto it = properties.find(name); it != properties.end()) return std::pair{it->first, lower(it->second)};
+    if (const auto it = properties.find(name); it != properties.end())
+      return std::pair{it->first, support::to_lower(it->second)};
   }
   return std::nullopt;
 }

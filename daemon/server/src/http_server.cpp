@@ -2,6 +2,7 @@
 
 #include "hbingest/server/tls_credentials.h"
 #include "hbingest/support/host_port.h"
+#include "hbingest/support/text.h"
 
 #include <httplib.h>
 #include <poll.h>
@@ -43,19 +44,12 @@ constexpr int kListenBacklog = 128;
 // The least time a connection gets for its first request once a worker takes it.
 constexpr auto kMinHeadTime = std::chrono::seconds(1);
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 HttpRequest to_request(const httplib::Request& req) {
   HttpRequest out;
   out.method = req.method;
   out.path = req.path;
   for (const auto& [name, value] : req.params) out.params.emplace_back(name, value);
-  for (const auto& [name, value] : req.headers) out.headers.emplace(lower(name), value);
+  for (const auto& [name, value] : req.headers) out.headers.emplace(support::to_lower(name), value);
   out.remote_addr = req.remote_addr;
   return out;
 }
@@ -126,7 +120,7 @@ void block_sigpipe_in_this_thread() {
 }  // namespace
 
 std::optional<std::string> HttpRequest::header(std::string_view name) const {
-  const auto it = headers.find(lower(name));
+  const auto it = headers.find(support::to_lower(name));
   if (it == headers.end()) return std::nullopt;
   return it->second;
 }
