@@ -250,12 +250,12 @@ class KafkaSource::Impl {
         spdlog::info("kafka consumer: revoked {} (closing)", describe(owned));
       }
     }
+    std::size_t dropped = leave_assignment(deadline);
     // rd_kafka_consumer_close() has no deadline (a commit waiting for an unreachable coordinator
     // holds it for session.timeout.ms); the queue variant lets us give up. Serving the queue runs
-    // the revoke path (listener first, then unassign) on this thread.
+    // what is left of the revoke path (unassign) on this thread.
     detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     check_error(detail::ErrorPtr(rd_kafka_consumer_close_queue(rk_.get(), queue.get())), "kafka consumer: close");
-    std::size_t dropped = 0;
     while (!rd_kafka_consumer_closed(rk_.get())) {
       if (std::chrono::steady_clock::now() >= deadline) {
         abandoned_ = true;
@@ -278,6 +278,30 @@ class KafkaSource::Impl {
 
  private:
   static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
+
+  // Unsubscribes and serves the consumer queue until the group has taken the partitions back, so
+  // that the close which follows has nothing left to revoke. librdkafka 2.0.2 (Debian 12's) can
+  // block forever in rd_kafka_incremental_unassign() when the cooperative protocol's revoke is
+  // served from inside rd_kafka_consumer_close_queue() while the group rebalances (seen here: the
+  // first of two members closing hung in the unassign; librdkafka issue #4527, fixed in 2.4.0),
+  // and crashed once in CI at the same point. Served by rd_kafka_consumer_poll() the revoke is an
+  // ordinary one. Returns the number of messages fetched ahead and dropped on the way.
+  std::size_t leave_assignment(std::chrono::steady_clock::time_point deadline) {
+    std::size_t dropped = 0;
+    const auto unsubscribed = rd_kafka_unsubscribe(rk_.get());
+    if (unsubscribed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      spdlog::warn("kafka consumer: unsubscribe before close: {}", rd_kafka_err2str(unsubscribed));
+      return dropped;
+    }
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::vector<TopicPartition> owned;
+      guard_.guarded("assignment while leaving", [&] { owned = assignment(); });
+      if (owned.empty()) break;
+      const detail::MessagePtr message(rd_kafka_consumer_poll(rk_.get(), to_poll_ms(kClosePollInterval)));
+      if (message && message->err == RD_KAFKA_RESP_ERR_NO_ERROR) ++dropped;
+    }
+    return dropped;
+  }
 
   struct SyncCommitResult {
     bool done = false;
