@@ -31,8 +31,8 @@ std::string reversed_stop_row(const std::string& start) {
 }
 
 // Connections per endpoint, at most `max_connections` in all. A scanner borrows one for each call
-// only: HBase's Thrift2 server keeps scanners server-wide, not per connection, so a time-ordered
-// merge can keep all n bucket scanners open while only `max_connections` calls run at once.
+// only, so a time-ordered merge can have all n buckets in progress while only `max_connections`
+// calls run at once.
 class ConnectionPool {
  public:
   ConnectionPool(const Thrift2Options& options, int max_connections)
@@ -69,7 +69,7 @@ class ConnectionPool {
     if (total_ >= max_connections_) drop_one_idle();  // make room: close a connection to another endpoint
     ++total_;
     Thrift2Options single = options_;
-    single.endpoints = {options_.endpoints[endpoint]};  // affinity: a scanner lives on one server
+    single.endpoints = {options_.endpoints[endpoint]};  // the caller picked the endpoint (and fails over)
     return std::make_unique<Thrift2Connection>(std::move(single));
   }
 
