@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The query benchmark as a user with a remote cluster sees it: build/bench/query_bench queries the
 # gateway directly (loopback) and through Toxiproxy with an added round trip of each of
-# $QUERY_LATENCY_RTT_MS milliseconds (default "1 2 4", i.e. 0.5, 1 and 2 ms per direction).
+# $QUERY_LATENCY_RTT_MS milliseconds (default "1 2 4", i.e. 0.5, 1 and 2 ms per direction; empty:
+# loopback only).
 # Toxiproxy's latency toxic takes whole milliseconds per direction, so an odd round trip puts the
 # extra millisecond on the response direction only.
 #
@@ -38,7 +39,7 @@ toxiproxy() {  # METHOD PATH JSON
 }
 
 vias=()
-for rtt in ${QUERY_LATENCY_RTT_MS:-1 2 4}; do
+for rtt in ${QUERY_LATENCY_RTT_MS-1 2 4}; do
   name=rtt${rtt}ms
   listen=127.0.0.1:$(free_port)
   toxiproxy POST /proxies "{\"name\":\"$name\",\"listen\":\"$listen\",\"upstream\":\"$upstream\",\"enabled\":true}"
