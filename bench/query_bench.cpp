@@ -1,10 +1,13 @@
 // Parallel n-way scan reader against a real HBase Thrift2 server: loads `--rows` synthetic
 // login/order rows (event times spread over the last `--minutes`) into one pre-split table per
 // bucket count, then times 1-minute and whole-window queries, parallel and serial, in the same run.
+// `--via NAME=HOST:PORT` (repeatable) runs the queries through other endpoints of the same gateway
+// as well, e.g. Toxiproxy with a latency toxic (bench/query_latency.sh sets that up); the rows are
+// always loaded through --thrift2.
 //
 //   build/bench/query_bench --thrift2 127.0.0.1:19090 --rows 1000000 --buckets 10,20,100 --repeat 20
 //
-// Prints a Markdown table: p50/p99 latency per (buckets, range, limit, mode) and the speedup.
+// Prints a Markdown table: p50/p99 latency per (path, buckets, range, limit, mode) and the speedup.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -118,12 +121,14 @@ int main(int argc, char** argv) {
   int minutes = 10;
   int concurrency = 16;
   bool keep = false;
+  std::vector<std::string> vias;
   app.add_option("--thrift2", endpoint, "Thrift2 endpoint host:port");
   app.add_option("--rows", rows, "rows per table");
   app.add_option("--buckets", bucket_counts, "salt bucket counts, one table each")->delimiter(',');
   app.add_option("--repeat", repeat, "timed runs per query");
   app.add_option("--minutes", minutes, "event-time window the rows spread over");
   app.add_option("--concurrency", concurrency, "scans in flight (parallel mode)");
+  app.add_option("--via", vias, "NAME=HOST:PORT: also query through this endpoint (repeatable)");
   app.add_flag("--keep", keep, "keep the tables (default: delete them at the end)");
   CLI11_PARSE(app, argc, argv);
 
@@ -134,9 +139,23 @@ int main(int argc, char** argv) {
   const std::int64_t window_ms = static_cast<std::int64_t>(minutes) * 60'000;
   const std::int64_t window_start = now_ms() - window_ms;
 
+  // Where the queries go: the loading endpoint itself, then every --via.
+  std::vector<std::pair<std::string, connectors::Thrift2Options>> paths{{"direct", thrift2}};
+  for (const auto& via : vias) {
+    const auto eq = via.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == via.size()) {
+      std::fprintf(stderr, "--via %s: expected NAME=HOST:PORT\n", via.c_str());
+      return 2;
+    }
+    auto options = thrift2;
+    options.endpoints = {via.substr(eq + 1)};
+    paths.emplace_back(via.substr(0, eq), std::move(options));
+  }
+
   std::printf(
-      "| buckets | range | limit | rows returned | parallel p50 / p99 ms | serial p50 / p99 ms | speedup (p50) |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+      "| path | buckets | range | limit | rows returned | parallel p50 / p99 ms | serial p50 / p99 ms | speedup (p50) "
+      "|\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const int buckets : bucket_counts) {
     auto spec = std::make_shared<const keyspec::KeySpec>(
         keyspec::KeySpec::preset("events", {{"buckets", std::to_string(buckets)}}));
@@ -150,8 +169,6 @@ int main(int argc, char** argv) {
     const double rate = load(thrift2, table, *spec, rows, window_start, window_ms);
     std::fprintf(stderr, "loaded %zu rows into %s (%d regions) at %.0f rows/s\n", rows, table.c_str(), buckets, rate);
 
-    auto factory = connectors::make_thrift2_scanner_factory(thrift2, concurrency);
-    query::QueryEngine engine(*factory, query::EngineOptions{concurrency, 1000, 2, std::chrono::milliseconds(120000)});
     struct Case {
       const char* range;
       std::int64_t from, to;
@@ -161,20 +178,25 @@ int main(int argc, char** argv) {
     const Case cases[] = {{"1 min", mid, mid + 60'000, 1000},
                           {"1 min", mid, mid + 60'000, 0},
                           {"10 min", window_start, window_start + window_ms, 1000}};
-    for (const auto& c : cases) {
-      query::Query q;
-      q.table = table;
-      q.spec = spec;
-      q.event_id = "login";
-      q.from_ms = c.from;
-      q.to_ms = c.to;
-      q.limit = c.limit;
-      const Timing parallel = time_query(engine, q, false, repeat);
-      const Timing serial = time_query(engine, q, true, repeat);
-      std::printf("| %d | %s | %s | %zu | %.1f / %.1f | %.1f / %.1f | %.1f× |\n", buckets, c.range,
-                  c.limit ? std::to_string(c.limit).c_str() : "none", parallel.rows, parallel.p50_ms, parallel.p99_ms,
-                  serial.p50_ms, serial.p99_ms, serial.p50_ms / parallel.p50_ms);
-      std::fflush(stdout);
+    for (const auto& [path, options] : paths) {
+      auto factory = connectors::make_thrift2_scanner_factory(options, concurrency);
+      query::QueryEngine engine(*factory,
+                                query::EngineOptions{concurrency, 1000, 2, std::chrono::milliseconds(120000)});
+      for (const auto& c : cases) {
+        query::Query q;
+        q.table = table;
+        q.spec = spec;
+        q.event_id = "login";
+        q.from_ms = c.from;
+        q.to_ms = c.to;
+        q.limit = c.limit;
+        const Timing parallel = time_query(engine, q, false, repeat);
+        const Timing serial = time_query(engine, q, true, repeat);
+        std::printf("| %s | %d | %s | %s | %zu | %.1f / %.1f | %.1f / %.1f | %.1f× |\n", path.c_str(), buckets, c.range,
+                    c.limit ? std::to_string(c.limit).c_str() : "none", parallel.rows, parallel.p50_ms, parallel.p99_ms,
+                    serial.p50_ms, serial.p99_ms, serial.p50_ms / parallel.p50_ms);
+        std::fflush(stdout);
+      }
     }
     if (!keep) admin.delete_table("default", table);
   }

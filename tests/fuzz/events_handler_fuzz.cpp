@@ -32,6 +32,7 @@ void check(bool ok) {
 class EmptyScanner final : public connectors::RowScanner {
  public:
   std::vector<connectors::ScannedRow> next_chunk() override { return {}; }
+  bool exhausted() const override { return true; }
   void close() noexcept override {}
 };
 

@@ -4,6 +4,8 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 
 #include "thrift2_connection.h"
 #include "thrift2_conversions.h"
@@ -29,8 +31,8 @@ std::string reversed_stop_row(const std::string& start) {
 }
 
 // Connections per endpoint, at most `max_connections` in all. A scanner borrows one for each call
-// only: HBase's Thrift2 server keeps scanners server-wide, not per connection, so a time-ordered
-// merge can keep all n bucket scanners open while only `max_connections` calls run at once.
+// only, so a time-ordered merge can have all n buckets in progress while only `max_connections`
+// calls run at once.
 class ConnectionPool {
  public:
   ConnectionPool(const Thrift2Options& options, int max_connections)
@@ -67,7 +69,7 @@ class ConnectionPool {
     if (total_ >= max_connections_) drop_one_idle();  // make room: close a connection to another endpoint
     ++total_;
     Thrift2Options single = options_;
-    single.endpoints = {options_.endpoints[endpoint]};  // affinity: a scanner lives on one server
+    single.endpoints = {options_.endpoints[endpoint]};  // the caller picked the endpoint (and fails over)
     return std::make_unique<Thrift2Connection>(std::move(single));
   }
 
@@ -105,84 +107,89 @@ class ConnectionPool {
   std::atomic<std::size_t> next_endpoint_{0};
 };
 
+// A scan as a series of stateless getScannerResults calls (open, read up to numRows, close: all on
+// the server, in one round trip), each starting just after the last row the previous one returned.
+// A range whose rows fit in one chunk therefore costs one round trip, where openScanner +
+// getScannerRows + closeScanner cost at least three (four when the last getScannerRows only learns
+// that the scan is over). Nothing lives on the server between calls: no scanner to close when the
+// merge stops early, none leaked when the client dies, and any call may go to any gateway.
 class Thrift2RowScanner final : public RowScanner {
  public:
-  Thrift2RowScanner(ConnectionPool& pool, std::atomic<std::size_t>& open_count, const ScanRequest& request)
-      : pool_(pool), open_count_(open_count), request_(request) {
-    open();
-  }
-
-  ~Thrift2RowScanner() override { close(); }
+  Thrift2RowScanner(ConnectionPool& pool, std::atomic<std::size_t>& calls, const ScanRequest& request)
+      : pool_(pool), calls_(calls), request_(request), chunk_rows_(request.chunk_rows) {}
 
   std::vector<ScannedRow> next_chunk() override {
     std::vector<ScannedRow> rows;
     while (!exhausted_ && rows.empty()) {
-      std::vector<gen::TResult> results;
-      {
-        ConnectionPool::Lease connection(pool_, endpoint_);
-        connection->call("getScannerRows",
-                         [&](auto& client) { client.getScannerRows(results, scanner_id_, request_.chunk_rows); });
-      }
-      if (results.empty()) {
-        exhausted_ = true;
-        break;
-      }
+      // A reversed continuation starts at the last row again (the row just below it cannot be
+      // written down), so it asks for one row more and drops that one.
+      const bool repeats_last = request_.reversed && last_row_.has_value();
+      const int wanted = chunk_rows_ + (repeats_last ? 1 : 0);
+      auto results = call(wanted);
+      // ResultScanner.next(n) returns fewer than n rows only when the scan is over.
+      if (results.size() < static_cast<std::size_t>(wanted)) exhausted_ = true;
+      if (!results.empty()) last_row_ = results.back().row;
       rows.reserve(results.size());
-      for (auto& result : results) {
-        if (!accept(result.row)) continue;
-        rows.push_back(from_thrift_result(std::move(result)));
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (i == 0 && repeats_last) continue;
+        if (!accept(results[i].row)) continue;
+        rows.push_back(from_thrift_result(std::move(results[i])));
       }
+      if (request_.max_chunk_rows > chunk_rows_) chunk_rows_ = std::min(request_.max_chunk_rows, 2 * chunk_rows_);
     }
-    if (exhausted_) close();
     return rows;
   }
 
-  void close() noexcept override {
-    if (!scanner_open_) return;
-    scanner_open_ = false;
-    --open_count_;
-    try {
-      ConnectionPool::Lease connection(pool_, endpoint_);
-      connection->call("closeScanner", [&](auto& client) { client.closeScanner(scanner_id_); });
-    } catch (const std::exception& e) {
-      // The server expires abandoned scanners after its lease timeout; say so and move on.
-      spdlog::warn("closing HBase scanner {} failed (the server will expire it): {}", scanner_id_, e.what());
-    }
-  }
+  bool exhausted() const override { return exhausted_; }
+
+  // Nothing to release on the server.
+  void close() noexcept override { exhausted_ = true; }
 
  private:
-  void open() {
+  std::vector<gen::TResult> call(int rows) {
     gen::TScan scan;
     if (request_.reversed) {
       scan.__set_reversed(true);
-      if (!request_.stop_row.empty()) scan.__set_startRow(request_.stop_row);
+      if (last_row_) {
+        scan.__set_startRow(*last_row_);
+      } else if (!request_.stop_row.empty()) {
+        scan.__set_startRow(request_.stop_row);
+      }
       const auto stop = reversed_stop_row(request_.start_row);
       if (!stop.empty()) scan.__set_stopRow(stop);
     } else {
-      if (!request_.start_row.empty()) scan.__set_startRow(request_.start_row);
+      // Start rows are inclusive: the smallest key after the last row is that row plus a 0x00.
+      if (last_row_) {
+        scan.__set_startRow(*last_row_ + std::string(1, '\0'));
+      } else if (!request_.start_row.empty()) {
+        scan.__set_startRow(request_.start_row);
+      }
       if (!request_.stop_row.empty()) scan.__set_stopRow(request_.stop_row);
     }
-    scan.__set_caching(request_.chunk_rows);
+    // One region-server RPC brings the whole chunk, and the server stops scanning after it.
+    scan.__set_caching(rows);
+    scan.__set_limit(rows);
     scan.__set_maxVersions(1);
     if (!request_.columns.empty()) {
       std::vector<gen::TColumn> columns;
       for (const auto& column : request_.columns) columns.push_back(to_thrift_column(column));
       scan.__set_columns(columns);
     }
-    // No scanner exists yet, so a transport failure may move on to the next endpoint.
+    // No state lives on the server between calls, so a transport failure may move on to the next
+    // endpoint.
+    std::vector<gen::TResult> results;
     for (std::size_t attempt = 0;; ++attempt) {
-      endpoint_ = pool_.next_endpoint();
+      const std::size_t endpoint = pool_.next_endpoint();
       try {
-        ConnectionPool::Lease connection(pool_, endpoint_);
-        scanner_id_ =
-            connection->call("openScanner", [&](auto& client) { return client.openScanner(request_.table, scan); });
-        break;
+        ConnectionPool::Lease connection(pool_, endpoint);
+        ++calls_;
+        connection->call("getScannerResults",
+                         [&](auto& client) { client.getScannerResults(results, request_.table, scan, rows); });
+        return results;
       } catch (const HBaseError& e) {
         if (!e.retriable() || attempt + 1 >= pool_.endpoints()) throw;
       }
     }
-    scanner_open_ = true;
-    ++open_count_;
   }
 
   // Keeps a reversed scan inside [start, stop): its server-side bounds are one key too wide on each end.
@@ -197,11 +204,10 @@ class Thrift2RowScanner final : public RowScanner {
   }
 
   ConnectionPool& pool_;
-  std::atomic<std::size_t>& open_count_;
+  std::atomic<std::size_t>& calls_;
   ScanRequest request_;
-  std::size_t endpoint_ = 0;
-  std::int32_t scanner_id_ = 0;
-  bool scanner_open_ = false;
+  int chunk_rows_;
+  std::optional<std::string> last_row_;  // the last row the server returned (before accept())
   bool exhausted_ = false;
 };
 
@@ -210,14 +216,15 @@ class Thrift2ScannerFactoryImpl final : public Thrift2ScannerFactory {
   Thrift2ScannerFactoryImpl(const Thrift2Options& options, int max_connections) : pool_(options, max_connections) {}
 
   std::unique_ptr<RowScanner> open(const ScanRequest& request) override {
-    return std::make_unique<Thrift2RowScanner>(pool_, open_count_, request);
+    if (request.chunk_rows < 1) throw std::invalid_argument("scan request: chunk_rows must be >= 1");
+    return std::make_unique<Thrift2RowScanner>(pool_, calls_, request);
   }
 
-  std::size_t open_scanners() const override { return open_count_.load(); }
+  std::size_t calls() const override { return calls_.load(); }
 
  private:
   ConnectionPool pool_;
-  std::atomic<std::size_t> open_count_{0};
+  std::atomic<std::size_t> calls_{0};
 };
 
 }  // namespace

@@ -18,11 +18,12 @@ QueryMetrics::QueryMetrics(prometheus::Registry& registry)
                 .Help("Rows returned per query.")
                 .Register(registry)
                 .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 10, 100, 1000, 10000, 100000})),
-      open_scanners_(prometheus::BuildGauge()
-                         .Name("hbingest_query_open_scanners")
-                         .Help("HBase scanners open for queries.")
-                         .Register(registry)
-                         .Add({})) {}
+      open_scanners_(
+          prometheus::BuildGauge()
+              .Name("hbingest_query_open_scanners")
+              .Help("Bucket scans in progress for queries (stateless: each call opens and closes its HBase scanner).")
+              .Register(registry)
+              .Add({})) {}
 
 void QueryMetrics::on_query(query::QueryOutcome outcome, std::chrono::microseconds latency, std::size_t rows) noexcept {
   static constexpr const char* kNames[] = {"ok", "timeout", "hbase_error", "error"};

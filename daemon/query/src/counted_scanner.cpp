@@ -18,6 +18,8 @@ std::vector<connectors::ScannedRow> CountedScanner::next_chunk() {
   return inner_->next_chunk();
 }
 
+bool CountedScanner::exhausted() const { return !inner_ || inner_->exhausted(); }
+
 void CountedScanner::close() noexcept {
   if (!inner_) return;
   inner_->close();

@@ -21,6 +21,7 @@ class CountedScanner final : public connectors::RowScanner {
   CountedScanner& operator=(const CountedScanner&) = delete;
 
   std::vector<connectors::ScannedRow> next_chunk() override;
+  bool exhausted() const override;
   void close() noexcept override;
 
  private:

@@ -8,10 +8,11 @@
 namespace hbingest::query::detail {
 
 ParallelScans::ParallelScans(std::vector<connectors::ScanRequest> requests, ScannerOpener opener, int concurrency,
-                             int prefetch_chunks, std::size_t window, Clock::time_point deadline)
+                             int prefetch_chunks, std::size_t window, bool on_demand, Clock::time_point deadline)
     : opener_(std::move(opener)),
       prefetch_(static_cast<std::size_t>(std::max(1, prefetch_chunks))),
       window_(std::max<std::size_t>(1, window)),
+      on_demand_(on_demand),
       deadline_(deadline) {
   ranges_.reserve(requests.size());
   for (auto& request : requests) {
@@ -55,6 +56,7 @@ std::size_t ParallelScans::pick_locked() const {
   for (std::size_t i = first_unfinished_; i < end; ++i) {
     const Range& r = ranges_[i];
     if (r.in_flight || r.exhausted || r.finished || r.queue.size() >= prefetch_) continue;
+    if (on_demand_ && !r.wanted) continue;
     if (best == ranges_.size() || r.queue.size() < ranges_[best].queue.size()) best = i;
   }
   return best;
@@ -77,18 +79,23 @@ void ParallelScans::work() {
 
     Range& range = ranges_[i];
     range.in_flight = true;
+    range.wanted = false;
     const bool needs_open = range.scanner == nullptr;
     if (needs_open) ++opened_;
     lock.unlock();
 
     std::vector<connectors::ScannedRow> chunk;
+    bool last = false;
     std::exception_ptr failure;
     try {
       if (needs_open) range.scanner = opener_(range.request);
       chunk = range.scanner->next_chunk();
-      // Close as soon as the server has nothing more, or the merge no longer wants it: server-side
-      // scanners are a shared resource of the Thrift2 server.
-      if (chunk.empty()) range.scanner.reset();
+      // Close as soon as the scanner knows the range is over (no call spent to learn it), or the
+      // merge no longer wants it.
+      if (chunk.empty() || range.scanner->exhausted()) {
+        last = true;
+        range.scanner.reset();
+      }
     } catch (...) {
       failure = std::current_exception();
     }
@@ -107,10 +114,9 @@ void ParallelScans::work() {
       lock.unlock();
       scanner.reset();
       lock.lock();
-    } else if (chunk.empty()) {
-      range.exhausted = true;
     } else {
-      range.queue.push_back(std::move(chunk));
+      if (!chunk.empty()) range.queue.push_back(std::move(chunk));
+      if (last) range.exhausted = true;
     }
     ready_cv_.notify_all();
     // Another range may have become ready while this worker was busy.
@@ -121,6 +127,7 @@ void ParallelScans::work() {
 std::vector<connectors::ScannedRow> ParallelScans::next(std::size_t i) {
   std::unique_lock lock(mutex_);
   Range& range = ranges_.at(i);
+  if (range.queue.empty()) want_locked(range);
   const bool ready = ready_cv_.wait_until(
       lock, deadline_, [&] { return error_ != nullptr || cancelled_ || !range.queue.empty() || range.exhausted; });
   if (error_) std::rethrow_exception(error_);
@@ -138,6 +145,17 @@ std::vector<connectors::ScannedRow> ParallelScans::next(std::size_t i) {
   if (range.exhausted) return {};
   // cancelled_ without an error: only the destructor cancels, so the merge is not waiting.
   throw QueryError("scan " + std::to_string(i) + " was cancelled");
+}
+
+void ParallelScans::want_locked(Range& range) {
+  if (!on_demand_ || range.in_flight || range.exhausted || range.finished || range.wanted) return;
+  range.wanted = true;
+  work_cv_.notify_one();
+}
+
+void ParallelScans::prefetch(std::size_t i) {
+  const std::lock_guard lock(mutex_);
+  want_locked(ranges_.at(i));
 }
 
 void ParallelScans::finished(std::size_t i) {

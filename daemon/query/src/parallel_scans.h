@@ -20,16 +20,22 @@ namespace hbingest::query::detail {
 // below (first range not yet finished) + `window` are started: key-order merges pass the
 // concurrency so that ranges far ahead are never opened when a limit ends the query early.
 //
+// On demand (`on_demand`), a range's next chunk is fetched only once the merge asks for it, through
+// prefetch(i) or next(i): a time-ordered merge with a limit needs a few rows from each range, and
+// chunks fetched ahead that the answer never uses cost the servers reading them (measured in bench/:
+// on a loaded machine that made parallel slower than serial).
+//
 // The destructor cancels, joins every worker, then closes the scanners still open.
 class ParallelScans final : public ScanSource {
  public:
   ParallelScans(std::vector<connectors::ScanRequest> requests, ScannerOpener opener, int concurrency,
-                int prefetch_chunks, std::size_t window, Clock::time_point deadline);
+                int prefetch_chunks, std::size_t window, bool on_demand, Clock::time_point deadline);
   ~ParallelScans() override;
   ParallelScans(const ParallelScans&) = delete;
   ParallelScans& operator=(const ParallelScans&) = delete;
 
   std::vector<connectors::ScannedRow> next(std::size_t i) override;
+  void prefetch(std::size_t i) override;
   void finished(std::size_t i) override;
   std::size_t opened() const override;
 
@@ -39,6 +45,7 @@ class ParallelScans final : public ScanSource {
     std::unique_ptr<connectors::RowScanner> scanner;  // touched only by the worker holding in_flight
     std::deque<std::vector<connectors::ScannedRow>> queue;
     bool in_flight = false;
+    bool wanted = true;  // on demand: the merge asked for the next chunk (the first one always)
     bool exhausted = false;
     bool finished = false;  // the merge is done with it
   };
@@ -48,10 +55,13 @@ class ParallelScans final : public ScanSource {
   std::size_t pick_locked() const;
   bool all_done_locked() const;
   void cancel_locked();
+  // On demand: the merge waits for or asks for range i's next chunk.
+  void want_locked(Range& range);
 
   ScannerOpener opener_;
   std::size_t prefetch_;
   std::size_t window_;
+  bool on_demand_;
   Clock::time_point deadline_;
 
   mutable std::mutex mutex_;

@@ -22,6 +22,9 @@ class ScanSource {
   // The next chunk of range `i`; an empty chunk means the range is exhausted. Blocks until one is
   // ready. Throws QueryTimeout past the deadline, or the first scan error of the query.
   virtual std::vector<connectors::ScannedRow> next(std::size_t i) = 0;
+  // The merge is well into range `i`'s current chunk and will likely need the next one: a source
+  // that fetches on demand may start fetching it now.
+  virtual void prefetch(std::size_t i) = 0;
   // The merge needs nothing more from range `i`: its scanner may be closed.
   virtual void finished(std::size_t i) = 0;
   // How many scanners were opened so far.

@@ -26,7 +26,7 @@ std::vector<connectors::ScannedRow> SerialScans::next(std::size_t i) {
     ++opened_;
   }
   auto chunk = range.scanner->next_chunk();
-  if (chunk.empty()) {
+  if (chunk.empty() || range.scanner->exhausted()) {
     range.exhausted = true;
     range.scanner.reset();
   }

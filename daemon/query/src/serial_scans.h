@@ -16,6 +16,7 @@ class SerialScans final : public ScanSource {
   SerialScans(std::vector<connectors::ScanRequest> requests, ScannerOpener opener, Clock::time_point deadline);
 
   std::vector<connectors::ScannedRow> next(std::size_t i) override;
+  void prefetch(std::size_t) override {}  // nothing runs ahead of the merge
   void finished(std::size_t i) override;
   std::size_t opened() const override { return opened_; }
 

@@ -1,6 +1,7 @@
 // Our Thrift2 IDL and connector against a real HBase Thrift2 server (HBINGEST_THRIFT2).
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -103,7 +104,53 @@ TEST_F(HBaseConnectorTest, PutMultipleThenScanForwardAndReversedWithinHalfOpenRa
   request.reversed = true;
   const auto backward = scan_keys(*factory, request);
   EXPECT_EQ(backward, std::vector<std::string>(forward.rbegin(), forward.rend()));
-  EXPECT_EQ(factory->open_scanners(), 0u);
+}
+
+// One round trip for a range that fits in one chunk; a range that does not continues just after
+// the last row, forward and reversed, across region boundaries and keys ending in 0x00, with the
+// chunk doubling up to max_chunk_rows.
+TEST_F(HBaseConnectorTest, ARangeThatFitsInOneChunkCostsOneCall) {
+  auto sink = make_thrift2_sink(options_);
+  std::vector<RowMutation> rows;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 40; ++i) {
+    std::string key = std::to_string(10 + i / 2) + (i % 2 ? "\x00"s : "a");
+    expected.push_back(key);
+    rows.push_back(row(std::move(key), "v"));
+  }
+  std::sort(expected.begin(), expected.end());
+  ASSERT_TRUE(sink->write(table_, rows, {}).empty());
+  auto factory = make_thrift2_scanner_factory(options_, 2);
+
+  for (const bool reversed : {false, true}) {
+    SCOPED_TRACE(reversed ? "reversed" : "forward");
+    const auto want = reversed ? std::vector<std::string>(expected.rbegin(), expected.rend()) : expected;
+    auto calls = factory->calls();
+    auto scanner = factory->open({table_, "", "", {}, 41, reversed});
+    auto chunk = scanner->next_chunk();
+    EXPECT_EQ(factory->calls() - calls, 1u);
+    EXPECT_TRUE(scanner->exhausted());
+    ASSERT_EQ(chunk.size(), 40u);
+    for (std::size_t i = 0; i < chunk.size(); ++i) EXPECT_EQ(chunk[i].row, want[i]);
+    EXPECT_TRUE(scanner->next_chunk().empty());
+    EXPECT_EQ(factory->calls() - calls, 1u);
+
+    // 3, 6, 12, 24 rows: the fourth call comes back short.
+    calls = factory->calls();
+    ScanRequest growing{table_, "", "", {}, 3, reversed};
+    growing.max_chunk_rows = 100;
+    scanner = factory->open(growing);
+    std::vector<std::string> keys;
+    std::vector<std::size_t> sizes;
+    while (!scanner->exhausted()) {
+      auto part = scanner->next_chunk();
+      sizes.push_back(part.size());
+      for (auto& r : part) keys.push_back(r.row);
+    }
+    EXPECT_EQ(keys, want);
+    EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 6, 12, 19}));
+    EXPECT_EQ(factory->calls() - calls, 4u);
+  }
 }
 
 TEST_F(HBaseConnectorTest, PerMutationTtlExpiresTheRowBeforeTheFamilyTtl) {

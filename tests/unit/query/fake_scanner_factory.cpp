@@ -19,19 +19,28 @@ bool column_selected(const std::vector<std::string>& columns, const connectors::
 class FakeScanner final : public connectors::RowScanner {
  public:
   FakeScanner(FakeScannerFactory& factory, connectors::ScanRequest request, std::vector<connectors::ScannedRow> rows)
-      : factory_(factory), request_(std::move(request)), rows_(std::move(rows)) {}
+      : factory_(factory), request_(std::move(request)), rows_(std::move(rows)), chunk_rows_(request_.chunk_rows) {}
   ~FakeScanner() override { close(); }
 
   std::vector<connectors::ScannedRow> next_chunk() override {
     if (closed_) throw std::logic_error("fake scanner: next_chunk after close");
+    // A round trip spent to learn what the last one already said.
+    if (exhausted_) throw std::logic_error("fake scanner: next_chunk after a short chunk");
     if (factory_.on_next) factory_.on_next(request_, calls_);
     ++calls_;
+    ++factory_.calls_total_;
     std::vector<connectors::ScannedRow> chunk;
-    while (pos_ < rows_.size() && chunk.size() < static_cast<std::size_t>(request_.chunk_rows)) {
+    while (pos_ < rows_.size() && chunk.size() < static_cast<std::size_t>(chunk_rows_)) {
       chunk.push_back(rows_[pos_++]);
     }
+    factory_.rows_served_ += static_cast<int>(chunk.size());
+    // Like the Thrift2 scanner: it knows the range is over only when a chunk comes back short.
+    if (chunk.size() < static_cast<std::size_t>(chunk_rows_)) exhausted_ = true;
+    if (request_.max_chunk_rows > chunk_rows_) chunk_rows_ = std::min(request_.max_chunk_rows, 2 * chunk_rows_);
     return chunk;
   }
+
+  bool exhausted() const override { return exhausted_; }
 
   void close() noexcept override {
     if (closed_) return;
@@ -44,7 +53,9 @@ class FakeScanner final : public connectors::RowScanner {
   connectors::ScanRequest request_;
   std::vector<connectors::ScannedRow> rows_;
   std::size_t pos_ = 0;
+  int chunk_rows_;
   int calls_ = 0;
+  bool exhausted_ = false;
   bool closed_ = false;
 };
 

@@ -29,6 +29,9 @@ class FakeScannerFactory final : public connectors::ScannerFactory {
 
   int open_now() const { return open_now_.load(); }
   int opened_total() const { return opened_total_.load(); }
+  // next_chunk calls (round trips, for a real server) and rows returned by them, over all scanners.
+  int calls_total() const { return calls_total_.load(); }
+  int rows_served() const { return rows_served_.load(); }
   // start_row of every scanner opened, in opening order.
   std::vector<std::string> opened_starts() const;
 
@@ -39,6 +42,8 @@ class FakeScannerFactory final : public connectors::ScannerFactory {
   std::map<std::string, Table> tables_;  // filled before queries; read-only while they run
   std::atomic<int> open_now_{0};
   std::atomic<int> opened_total_{0};
+  std::atomic<int> calls_total_{0};
+  std::atomic<int> rows_served_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> opened_starts_;
 };

@@ -6,10 +6,13 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "event_table.h"
 #include "fake_scanner_factory.h"
@@ -115,6 +118,83 @@ TEST_F(QueryEngineTest, MergeEqualsBruteForceForRandomQueries) {
     EXPECT_EQ(result.stats.truncated, q.limit != 0 && all.size() > q.limit) << "iteration " << iteration;
     EXPECT_EQ(engine.open_scanners(), 0);
     EXPECT_EQ(factory_.open_now(), 0);
+  }
+}
+
+// Calls (round trips, on a real server) per bucket, keyed by the bucket's start row.
+class CallCounter {
+ public:
+  explicit CallCounter(FakeScannerFactory& factory) {
+    factory.on_next = [this](const connectors::ScanRequest& request, int) {
+      const std::lock_guard lock(mutex_);
+      ++calls_[request.start_row];
+    };
+  }
+  std::map<std::string, int> take() {
+    const std::lock_guard lock(mutex_);
+    return std::exchange(calls_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, int> calls_;
+};
+
+// A bucket whose rows fit in one chunk costs one call: the short chunk says the range is over,
+// so no call is spent to learn it (the fake throws if one is), with or without a limit, parallel
+// or serial, either order.
+TEST_F(QueryEngineTest, ABucketThatFitsInOneChunkCostsOneCall) {
+  CallCounter counter(factory_);
+  QueryEngine engine(factory_, {.concurrency = 4, .chunk_rows = 500, .prefetch_chunks = 2});
+  for (const bool serial : {false, true}) {
+    for (const Order order : {Order::asc, Order::desc}) {
+      for (const std::size_t limit : {std::size_t{0}, std::size_t{1000}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "serial " << serial << " desc " << (order == Order::desc) << " limit " << limit);
+        Query q = login_query(table_);
+        q.order = order;
+        q.limit = limit;
+        const auto result = engine.run(q, {.deadline = std::nullopt, .serial = serial});
+        EXPECT_EQ(keys_of(result), table_.expected("login", std::nullopt, std::nullopt, order, limit));
+        const auto calls = counter.take();
+        EXPECT_EQ(calls.size(), static_cast<std::size_t>(kBuckets));
+        for (const auto& [start, n] : calls) EXPECT_EQ(n, 1) << "bucket starting at " << start;
+      }
+    }
+  }
+}
+
+// A time-ordered limit reads about twice the limit, however large the buckets (each bucket's first
+// call asks for 2·limit/n rows, and its next chunk is fetched only once the merge is three quarters
+// into the current one), and never more than the same query without a limit. The old reader (a
+// share + 50 % chunk, with two more prefetched for every bucket) read up to 4.6 times the limit here.
+TEST_F(QueryEngineTest, ALimitedQueryReadsAboutTwiceTheLimitInAboutOneCallPerBucket) {
+  FakeScannerFactory factory;
+  EventTable table("big", kBuckets);
+  table.fill(factory, 20000, 11);  // about 1,000 login rows per bucket
+  QueryEngine engine(factory, {.concurrency = 4, .chunk_rows = 500, .prefetch_chunks = 2});
+  for (const bool serial : {false, true}) {
+    for (const Order order : {Order::asc, Order::desc}) {
+      SCOPED_TRACE(::testing::Message() << "serial " << serial << " desc " << (order == Order::desc));
+      Query q = login_query(table);
+      q.order = order;
+      q.limit = 200;
+      const int rows_before = factory.rows_served();
+      const int calls_before = factory.calls_total();
+      const auto result = engine.run(q, {.deadline = std::nullopt, .serial = serial});
+      ASSERT_EQ(keys_of(result), table.expected("login", std::nullopt, std::nullopt, order, q.limit));
+      const int rows_read = factory.rows_served() - rows_before;
+      const int calls = factory.calls_total() - calls_before;
+      EXPECT_GE(rows_read, 200);
+      EXPECT_LE(rows_read, 3 * 200);
+      EXPECT_LE(calls, 2 * kBuckets);
+
+      q.limit = 0;
+      const int unlimited_before = factory.rows_served();
+      const auto all = engine.run(q, {.deadline = std::nullopt, .serial = serial});
+      EXPECT_GT(factory.rows_served() - unlimited_before, rows_read);
+      EXPECT_EQ(all.rows.size(), table.expected("login", std::nullopt, std::nullopt, order, 0).size());
+    }
   }
 }
 

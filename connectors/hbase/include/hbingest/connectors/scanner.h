@@ -15,18 +15,22 @@ struct ScanRequest {
   std::string start_row;             // inclusive
   std::string stop_row;              // exclusive; empty = end of table
   std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
-  int chunk_rows = 500;              // rows per getScannerRows call
+  int chunk_rows = 500;              // rows the first call asks for
   bool reversed = false;             // newest-first within [start_row, stop_row)
+  int max_chunk_rows = 0;            // later calls double the chunk up to this; <= chunk_rows: no growth
 };
 
-// One open server-side scanner. Not thread-safe: one thread drives it. The destructor closes it
-// (never throws); close() may be called early and more than once.
+// One range being scanned. Not thread-safe: one thread drives it. The destructor closes it (never
+// throws); close() may be called early and more than once.
 class RowScanner {
  public:
   virtual ~RowScanner() = default;
   // The next chunk of rows, at most chunk_rows. An empty result means the scan is exhausted.
   // Throws HBaseError.
   virtual std::vector<ScannedRow> next_chunk() = 0;
+  // True once the scanner knows the range has no more rows (its last call came back short): the
+  // caller must not spend a call to learn it.
+  virtual bool exhausted() const = 0;
   virtual void close() noexcept = 0;
 };
 

@@ -51,7 +51,7 @@ struct Query {
 // Engine-wide defaults; see config::QueryConfig.
 struct EngineOptions {
   int concurrency = 16;                       // scans in flight per query: min(n, this)
-  int chunk_rows = 500;                       // rows per getScannerRows
+  int chunk_rows = 500;                       // rows per scan call (round trip), at most
   int prefetch_chunks = 2;                    // chunks buffered per scan
   std::chrono::milliseconds deadline{10000};  // per query
 };
