@@ -35,7 +35,7 @@ metric() { curl -sf "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 ~ "^"m"
 start=$(date +%s.%N)
 $HB run --config "$config" & daemon=$!
 if [ -n "${PERF_DATA:-}" ]; then
-  perf record -q -F 499 --call-graph dwarf,16384 -p "$daemon" -o "$PERF_DATA" & perf=$!
+  perf record -q -F 999 --call-graph dwarf,16384 -p "$daemon" -o "$PERF_DATA" & perf=$!
 fi
 peak=0
 while :; do
@@ -45,13 +45,13 @@ while :; do
   sleep 0.2
 done
 end=$(date +%s.%N)
-# Fields 14 and 15 of /proc/PID/stat: utime and stime in clock ticks (the command name, field 2,
+# Fields 14 and 15 of /proc/PID/stat: utime and stime in clock ticks; 10: minor page faults (the command name, field 2,
 # is "(hbingest)": no spaces, so plain field splitting holds).
-read -r utime stime < <(awk '{print $14, $15}' /proc/$daemon/stat)
+read -r utime stime faults < <(awk '{print $14, $15, $10}' /proc/$daemon/stat)
 ticks_per_s=$(getconf CLK_TCK)
 if [ -n "${PERF_DATA:-}" ]; then kill -INT $perf; wait $perf || true; fi
 kill -TERM $daemon; wait $daemon || true
 rm -f "$config"
-awk -v n="$EVENTS" -v s="$start" -v e="$end" -v w="$WRITERS" -v r="$peak" -v u="$utime" -v k="$stime" -v hz="$ticks_per_s" \
-  'BEGIN {printf "| %d events | %d writers | %.1f s | %.0f events/s | peak RSS %.0f MiB | CPU %.2f s (user %.2f, sys %.2f): %.2f µs/event |\n",
-          n, w, e-s, n/(e-s), r/1024, (u+k)/hz, u/hz, k/hz, (u+k)/hz/n*1e6}'
+awk -v n="$EVENTS" -v s="$start" -v e="$end" -v w="$WRITERS" -v r="$peak" -v u="$utime" -v k="$stime" -v f="$faults" -v hz="$ticks_per_s" \
+  'BEGIN {printf "| %d events | %d writers | %.1f s | %.0f events/s | peak RSS %.0f MiB | CPU %.2f s (user %.2f, sys %.2f): %.2f µs/event | %d page faults |\n",
+          n, w, e-s, n/(e-s), r/1024, (u+k)/hz, u/hz, k/hz, (u+k)/hz/n*1e6, f}'
