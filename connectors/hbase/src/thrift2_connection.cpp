@@ -3,6 +3,7 @@
 #include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
 
+#include <cstdint>
 #include <optional>
 
 #include <thrift/TApplicationException.h>
@@ -24,6 +25,11 @@ using apache::thrift::transport::TTransportException;
 // Big batches (2 MiB by default) and scan chunks must fit one frame; Thrift's default is 16 MB.
 constexpr int kMaxMessageBytes = 256 * 1024 * 1024;
 constexpr int kMaxFrameBytes = 256 * 1024 * 1024;
+// Thrift's buffered transport sends whenever its write buffer fills, 512 bytes by default: a
+// 500-row putMultiple (~170 KB) took ~350 send() calls, a fifth of the daemon's CPU time in perf
+// (bench/README.md, "CPU per event"). 64 KiB sends a batch in a few calls. Reads keep the default.
+constexpr std::uint32_t kReadBufferBytes = 512;
+constexpr std::uint32_t kWriteBufferBytes = 64 * 1024;
 
 support::HostPort parse_endpoint(const std::string& endpoint) {
   try {
@@ -127,7 +133,7 @@ void Thrift2Connection::connect() {
   if (options_.transport == ThriftTransportKind::framed) {
     transport = std::make_shared<transport::TFramedTransport>(socket, config);
   } else {
-    transport = std::make_shared<transport::TBufferedTransport>(socket, config);
+    transport = std::make_shared<transport::TBufferedTransport>(socket, kReadBufferBytes, kWriteBufferBytes, config);
   }
   std::shared_ptr<protocol::TProtocol> protocol;
   if (options_.protocol == ThriftProtocolKind::binary) {

@@ -1,7 +1,7 @@
 #include "hbingest/connectors/thrift2_sink.h"
 
+#include "hbingest/connectors/thrift2_put_encoder.h"
 #include "thrift2_connection.h"
-#include "thrift2_conversions.h"
 
 namespace hbingest::connectors {
 
@@ -9,7 +9,8 @@ namespace {
 
 class Thrift2Sink final : public RowSink {
  public:
-  Thrift2Sink(const Thrift2Options& options, std::size_t first_endpoint) : connection_(options, first_endpoint) {}
+  Thrift2Sink(const Thrift2Options& options, std::size_t first_endpoint)
+      : connection_(options, first_endpoint), encoder_(options.protocol) {}
 
   std::vector<RejectedRow> write(const std::string& table, std::span<const RowMutation> rows,
                                  const WriteOptions& options) override {
@@ -28,8 +29,16 @@ class Thrift2Sink final : public RowSink {
                    const WriteOptions& options, std::vector<RejectedRow>& rejected) {
     if (rows.empty()) return;
     try {
-      const auto puts = to_thrift_puts(rows, options.durability);
-      connection_.call("putMultiple", [&](auto& client) { client.putMultiple(table, puts); });
+      const auto call = encoder_.encode(table, rows, options.durability);
+      connection_.call("putMultiple", [&](auto& client) {
+        // THBaseServiceClient::putMultiple with our bytes in place of send_putMultiple's
+        // (thrift2_put_encoder.h says why); the generated client reads the answer.
+        const auto transport = client.getOutputProtocol()->getTransport();
+        transport->write(call.data(), static_cast<std::uint32_t>(call.size()));
+        transport->writeEnd();
+        transport->flush();
+        client.recv_putMultiple();
+      });
     } catch (const HBaseError& e) {
       if (e.retriable()) throw;
       if (rows.size() == 1) {
@@ -43,6 +52,7 @@ class Thrift2Sink final : public RowSink {
   }
 
   Thrift2Connection connection_;
+  Thrift2PutEncoder encoder_;
 };
 
 }  // namespace

@@ -119,6 +119,11 @@ std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage
   }
 
   out.cells.clear();
+  // One allocation for the cells of the event: the vector was moved into the last event's row,
+  // and growing it cell by cell reallocated and moved it ~4 times per event (perf: 12 % of the
+  // daemon's CPU in vector<Cell>::_M_realloc_insert).
+  out.cells.reserve((config.columns != config::ColumnsMode::raw ? json.member_count() : 0) +
+                    (config.columns != config::ColumnsMode::fields ? 1 : 0));
   if (config.columns != config::ColumnsMode::raw) {
     for (std::size_t i = 0; i < json.member_count(); ++i) {
       if (!config.write_null_fields && std::holds_alternative<std::monostate>(json.member_value(i))) continue;

@@ -6,11 +6,15 @@
 
 namespace hbingest::ingest {
 
-void OffsetTracker::track(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes) {
-  auto& state = partitions_[tp];
+void OffsetTracker::track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes) {
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) {
+    it = partitions_.emplace(connectors::TopicPartition{std::string(tp.topic), tp.partition}, PartitionState{}).first;
+  }
+  auto& state = it->second;
   if (offset < state.next_after_last) {
     throw std::logic_error("offset " + std::to_string(offset) + " tracked after " +
-                           std::to_string(state.next_after_last - 1) + " on " + tp.topic + "/" +
+                           std::to_string(state.next_after_last - 1) + " on " + std::string(tp.topic) + "/" +
                            std::to_string(tp.partition));
   }
   state.window.push_back({offset, bytes, false});
@@ -22,7 +26,7 @@ void OffsetTracker::track(const connectors::TopicPartition& tp, std::int64_t off
   ++window_total_;
 }
 
-void OffsetTracker::set_bytes_of_last(const connectors::TopicPartition& tp, std::size_t bytes) {
+void OffsetTracker::set_bytes_of_last(connectors::TopicPartitionRef tp, std::size_t bytes) {
   const auto it = partitions_.find(tp);
   if (it == partitions_.end() || it->second.window.empty() || it->second.window.back().done) return;
   auto& state = it->second;
@@ -32,7 +36,7 @@ void OffsetTracker::set_bytes_of_last(const connectors::TopicPartition& tp, std:
   last.bytes = bytes;
 }
 
-void OffsetTracker::complete(const connectors::TopicPartition& tp, std::int64_t offset) {
+void OffsetTracker::complete(connectors::TopicPartitionRef tp, std::int64_t offset) {
   const auto it = partitions_.find(tp);
   if (it == partitions_.end()) return;  // revoked meanwhile: the next owner re-reads it
   auto& state = it->second;

@@ -26,10 +26,11 @@ namespace hbingest::ingest {
 
 class OffsetTracker {
  public:
-  void track(const connectors::TopicPartition& tp, std::int64_t offset, std::size_t bytes);
+  // The calls made per event take a TopicPartitionRef: no topic string is copied to look one up.
+  void track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
   // Re-states the bytes held by the offset tracked last on `tp` (the event grew into a row).
-  void set_bytes_of_last(const connectors::TopicPartition& tp, std::size_t bytes);
-  void complete(const connectors::TopicPartition& tp, std::int64_t offset);
+  void set_bytes_of_last(connectors::TopicPartitionRef tp, std::size_t bytes);
+  void complete(connectors::TopicPartitionRef tp, std::int64_t offset);
 
   // Next offset to commit for `tp` (Kafka semantics: first offset not yet done), if any offset
   // was tracked since the partition was assigned.
@@ -64,7 +65,7 @@ class OffsetTracker {
   };
   void advance(PartitionState& state);
 
-  std::map<connectors::TopicPartition, PartitionState> partitions_;
+  std::map<connectors::TopicPartition, PartitionState, connectors::TopicPartitionLess> partitions_;
   std::size_t pending_total_ = 0;
   std::size_t pending_bytes_ = 0;
   std::size_t window_total_ = 0;

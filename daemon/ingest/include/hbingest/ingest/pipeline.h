@@ -136,7 +136,7 @@ class Pipeline final : public connectors::RebalanceListener {
   void on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLetterOutcome outcome, const std::string& error);
   // Sends the failed letters whose backoff has passed and reports the retry gauges. Never waits.
   void resend_due_dead_letters();
-  void complete(const connectors::TopicPartition& tp, std::int64_t offset);
+  void complete(connectors::TopicPartitionRef tp, std::int64_t offset);
   void submit(std::vector<Batch> batches);
   void drain_completions();
   // Commits the committable positions of the owned partitions (of `only` among them, if given).
@@ -161,7 +161,8 @@ class Pipeline final : public connectors::RebalanceListener {
   std::string key_;
   Batcher batcher_;
   OffsetTracker tracker_;
-  std::set<connectors::TopicPartition> assigned_;
+  // Looked up per polled message: by TopicPartitionRef, without copying the topic.
+  std::set<connectors::TopicPartition, connectors::TopicPartitionLess> assigned_;
   std::set<connectors::TopicPartition> paused_;
   // Failed dead letters by the time of their next send.
   std::multimap<std::chrono::steady_clock::time_point, DeadLetterAttempt> dead_letter_retries_;

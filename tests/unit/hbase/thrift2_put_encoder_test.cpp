@@ -1,0 +1,153 @@
+// Thrift2PutEncoder writes putMultiple calls itself instead of through the generated client: its
+// bytes must be the generated client's, byte for byte, for every shape of row and both protocols.
+// The reference here is THBaseServiceClient::send_putMultiple over TPut objects built from the
+// same rows, the way the sink built them before the encoder existed.
+
+#include "hbingest/connectors/thrift2_put_encoder.h"
+
+#include <gtest/gtest.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TCompactProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "THBaseService.h"
+
+namespace hbingest::connectors {
+namespace {
+
+namespace gen = thrift2::gen;
+using apache::thrift::transport::TMemoryBuffer;
+
+std::string ttl_bytes(std::int64_t ttl_ms) {
+  std::string bytes(8, '\0');
+  auto value = static_cast<std::uint64_t>(ttl_ms);
+  for (int i = 7; i >= 0; --i) {
+    bytes[static_cast<std::size_t>(i)] = static_cast<char>(value & 0xffU);
+    value >>= 8;
+  }
+  return bytes;
+}
+
+std::vector<gen::TPut> to_tputs(const std::vector<RowMutation>& rows, Durability durability) {
+  std::vector<gen::TPut> puts;
+  for (const auto& row : rows) {
+    gen::TPut put;
+    put.row = row.row;
+    for (const auto& cell : row.cells) {
+      gen::TColumnValue value;
+      value.family = cell.family;
+      value.qualifier = cell.qualifier;
+      value.value = cell.value;
+      put.columnValues.push_back(value);
+    }
+    put.__set_timestamp(row.timestamp_ms);
+    if (row.ttl_ms) put.__set_attributes({{"_ttl", ttl_bytes(*row.ttl_ms)}});
+    if (durability != Durability::use_default) {
+      put.__set_durability(static_cast<gen::TDurability::type>(static_cast<int>(durability)));
+    }
+    puts.push_back(std::move(put));
+  }
+  return puts;
+}
+
+std::string generated_call(ThriftProtocolKind kind, const std::string& table, const std::vector<RowMutation>& rows,
+                           Durability durability) {
+  auto buffer = std::make_shared<TMemoryBuffer>();
+  std::shared_ptr<apache::thrift::protocol::TProtocol> protocol;
+  if (kind == ThriftProtocolKind::binary) {
+    protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocol>(buffer);
+  } else {
+    protocol = std::make_shared<apache::thrift::protocol::TCompactProtocol>(buffer);
+  }
+  gen::THBaseServiceClient client(protocol);
+  client.send_putMultiple(table, to_tputs(rows, durability));
+  return buffer->getBufferAsString();
+}
+
+std::string encoded_call(Thrift2PutEncoder& encoder, const std::string& table, const std::vector<RowMutation>& rows,
+                         Durability durability) {
+  const auto bytes = encoder.encode(table, rows, durability);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// Names the first differing byte instead of printing megabytes of call.
+testing::AssertionResult same_bytes(const std::string& encoded, const std::string& generated) {
+  if (encoded == generated) return testing::AssertionSuccess();
+  const auto [at, unused] = std::mismatch(encoded.begin(), encoded.end(), generated.begin(), generated.end());
+  return testing::AssertionFailure() << "encoded " << encoded.size() << " bytes, generated " << generated.size()
+                                     << "; first difference at byte " << (at - encoded.begin());
+}
+
+// Every byte value, NULs included: row keys and values are binary.
+std::string all_bytes() {
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
+  return bytes;
+}
+
+std::vector<RowMutation> varied_rows() {
+  std::vector<RowMutation> rows;
+  rows.push_back(
+      {"\x03login\x00\x01", {{"d", "event_id", "login"}, {"d", "ts", "1790000000000"}}, 1790000000000, 600000});
+  rows.push_back({all_bytes(), {{"d", all_bytes(), all_bytes()}}, 0, std::nullopt});  // no TTL attribute
+  rows.push_back({"no-cells", {}, 1, 1});
+  rows.push_back({"", {{"", "", ""}}, -1, -1});  // empty strings; negative numbers as they come
+  rows.push_back({"big", {{"raw", "value", std::string(300 * 1024, 'x')}}, INT64_MAX, INT64_MAX});  // > the buffer
+  RowMutation wide{"wide", {}, 1790000000001, 42};
+  for (int i = 0; i < 300; ++i) wide.cells.push_back({"d", "f" + std::to_string(i), std::to_string(i * 7)});
+  rows.push_back(wide);
+  return rows;
+}
+
+class Thrift2PutEncoderTest : public testing::TestWithParam<ThriftProtocolKind> {};
+
+TEST_P(Thrift2PutEncoderTest, WritesTheGeneratedClientsBytesForEveryDurability) {
+  Thrift2PutEncoder encoder(GetParam());
+  const auto rows = varied_rows();
+  for (const auto durability : {Durability::use_default, Durability::skip_wal, Durability::async_wal,
+                                Durability::sync_wal, Durability::fsync_wal}) {
+    SCOPED_TRACE(static_cast<int>(durability));
+    EXPECT_TRUE(same_bytes(encoded_call(encoder, "ns:events", rows, durability),
+                           generated_call(GetParam(), "ns:events", rows, durability)));
+  }
+}
+
+TEST_P(Thrift2PutEncoderTest, EachRowAloneAndNoRowAtAll) {
+  Thrift2PutEncoder encoder(GetParam());
+  for (const auto& row : varied_rows()) {
+    const std::vector<RowMutation> one{row};
+    EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", one, Durability::use_default),
+                           generated_call(GetParam(), "t", one, Durability::use_default)));
+  }
+  EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", {}, Durability::use_default),
+                         generated_call(GetParam(), "t", {}, Durability::use_default)));
+}
+
+TEST_P(Thrift2PutEncoderTest, AReusedEncoderKeepsNothingOfTheCallBefore) {
+  Thrift2PutEncoder encoder(GetParam());
+  const auto big = varied_rows();
+  const std::vector<RowMutation> small{{"r", {{"d", "q", "v"}}, 5, std::nullopt}};
+  (void)encoder.encode("t", big, Durability::sync_wal);
+  EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", small, Durability::use_default),
+                         generated_call(GetParam(), "t", small, Durability::use_default)));
+  // A call past the size the encoder keeps between calls (8 MiB), then a small one again.
+  const std::vector<RowMutation> huge{{"h", {{"d", "q", std::string(9 * 1024 * 1024, 'h')}}, 5, 7}};
+  EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", huge, Durability::use_default),
+                         generated_call(GetParam(), "t", huge, Durability::use_default)));
+  EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", small, Durability::use_default),
+                         generated_call(GetParam(), "t", small, Durability::use_default)));
+}
+
+std::string protocol_name(const testing::TestParamInfo<ThriftProtocolKind>& param) {
+  return param.param == ThriftProtocolKind::binary ? "binary" : "compact";
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, Thrift2PutEncoderTest,
+                         testing::Values(ThriftProtocolKind::binary, ThriftProtocolKind::compact), protocol_name);
+
+}  // namespace
+}  // namespace hbingest::connectors
