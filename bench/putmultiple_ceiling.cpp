@@ -9,13 +9,13 @@
 // process's peak RSS (which includes every prebuilt batch, so it says nothing about a streaming
 // client). Exits non-zero when a row is rejected or fewer than N events could be read.
 
+#include <sys/resource.h>
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -154,6 +154,9 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     for (int w = 0; w < args.writers; ++w) sinks.push_back(connectors::make_thrift2_sink(thrift2));
 
+    // compare.sh starts its window on the HBase and gateway JVMs' CPU at this line.
+    std::fprintf(stderr, "putmultiple_ceiling: writing %zu batches\n", batches.size());
+    std::fflush(stderr);
     const double cpu_before = cpu_seconds();
     const auto started = Clock::now();
     std::atomic<std::size_t> next{0};
@@ -176,9 +179,10 @@ int main(int argc, char** argv) {
 
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    std::printf("{\"events\": %zu, \"batches\": %zu, \"write_seconds\": %.3f, \"write_cpu_seconds\": %.3f, "
-                "\"peak_rss_kib\": %ld}\n",
-                args.events, batches.size(), seconds, cpu, usage.ru_maxrss);
+    std::printf(
+        "{\"events\": %zu, \"batches\": %zu, \"write_seconds\": %.3f, \"write_cpu_seconds\": %.3f, "
+        "\"peak_rss_kib\": %ld}\n",
+        args.events, batches.size(), seconds, cpu, usage.ru_maxrss);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "putmultiple_ceiling: %s\n", e.what());
