@@ -20,6 +20,7 @@ daemon while it ingests. Results go to bench/RESULTS.md (or --out).
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import http.client
 import json
@@ -78,7 +79,10 @@ def proc_peak_rss_mib(pid: int) -> float:
 
 
 def wait_child(proc: subprocess.Popen) -> tuple[int, float, float]:
-    """Reaps a child: (exit status, CPU seconds, peak RSS MiB) from wait4's rusage."""
+    """Reaps a child: (exit status, CPU seconds, peak RSS MiB) from wait4's rusage (NaN for a child
+    that Popen.poll() already reaped)."""
+    if proc.returncode is not None:
+        return proc.returncode, float("nan"), float("nan")
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
@@ -226,14 +230,17 @@ class Bench:
         cmd = [self.hb, "run", "--config", str(config)]
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        daemon_log = self.tmp / f"{table}.log"
+        with open(daemon_log, "w") as log_file:
+            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
         try:
             if query_load:
                 wait_http(port, proc)
                 query_load.start(port)
             while (done := metric(port, "hbingest_rows_written_all_total")) < self.args.events:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"hbingest run exited {proc.returncode} after {done} rows ({config})")
+                    raise RuntimeError(f"hbingest run exited {proc.returncode} after {done} rows ({config}):\n"
+                                       + daemon_log.read_text()[-2000:])
                 invalid = metric(port, "hbingest_dead_letters_total") + metric(port, "hbingest_events_invalid_total")
                 if invalid:
                     raise BenchmarkBroken(f"hbingest: {invalid} event(s) invalid or dead-lettered ({config})")
@@ -317,8 +324,10 @@ class Bench:
         return Result("ceiling", rnd, self.args.events, report["write_seconds"], report["write_cpu_seconds"],
                       report["peak_rss_kib"] / 1024, {k: jvm_after[k] - jvm_before[k] for k in jvm_after})
 
-    def one(self, contender: str, rnd: int, **kwargs) -> Result:
-        table = f"cmp_{self.run_id}_{contender}_{rnd}"
+    def one(self, contender: str, rnd: int, label: str = "", **kwargs) -> Result:
+        # The table name also names the consumer group: unique per run, or a later run would find
+        # every offset already committed.
+        table = f"cmp_{self.run_id}_{contender}{label}_{rnd}"
         self.fresh_table(table)
         try:
             result = getattr(self, f"run_{contender}")(table, rnd, **kwargs)
@@ -414,6 +423,8 @@ class QueryLoad:
         lat = sorted(self.latencies)
         if not lat:
             raise BenchmarkBroken(f"no query answered (errors: {self.errors[:5]})")
+        if self.errors:
+            log(f"query errors: {collections.Counter(map(str, self.errors)).most_common(5)}")
         return {"queries": len(lat), "errors": len(self.errors), "p50_ms": percentile(lat, 50),
                 "p99_ms": percentile(lat, 99)}
 
@@ -572,7 +583,8 @@ def sweep_grid(args) -> list[dict]:
                 # The byte bound scales with the row bound: ~1.3 KiB held per typical event (7x its
                 # ~180-byte payload, docs/architecture.md), doubled for headroom.
                 grid.append({"max_inflight_rows": inflight, "max_inflight_bytes": max(inflight * 2730, 2**20),
-                             "batch_max_rows": rows, "writers": writers})
+                             "max_inflight_rows_per_partition": inflight, "batch_max_rows": rows,
+                             "writers": writers})
     return grid
 
 
@@ -611,13 +623,13 @@ def main() -> int:
                 results.append(bench.one(contender, rnd))
             if args.queries:
                 load = QueryLoad(args.query_rate, bench.preloaded_at_ms - 120_000, bench.preloaded_at_ms)
-                queries.append(bench.one("hbingest", rnd, query_load=load))
+                queries.append(bench.one("hbingest", rnd, label="_queries", query_load=load))
                 log(f"round {rnd} queries during ingest {queries[-1].extra['queries_during_ingest']}, "
                     f"idle {queries[-1].extra['queries_idle']}")
         if args.sweep:
-            for overrides in sweep_grid(args):
+            for i, overrides in enumerate(sweep_grid(args)):
                 log(f"sweep {overrides}")
-                sweep.append((overrides, bench.one("hbingest", 0, overrides=overrides)))
+                sweep.append((overrides, bench.one("hbingest", 0, label=f"_sweep{i}", overrides=overrides)))
     except BenchmarkBroken as e:
         print(f"compare: BROKEN: {e}", file=sys.stderr)
         return 1
