@@ -203,6 +203,8 @@ class Bench:
         }
         if writer:
             cfg["writer"] = writer
+        if self.args.kafka_property:
+            cfg["kafka"]["properties"] = dict(kv.split("=", 1) for kv in self.args.kafka_property)
         path = self.tmp / f"{table}.yaml"
         path.write_text(json.dumps(cfg, indent=1))  # JSON is YAML
         return path
@@ -603,6 +605,8 @@ def main() -> int:
     p.add_argument("--queries", action="store_true", help="also run hbingest under a steady query load")
     p.add_argument("--query-rate", type=float, default=20.0)
     p.add_argument("--query-seconds", type=float, default=15.0, help="idle query phase after ingest")
+    p.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
+                   help="librdkafka consumer property for every hbingest run (repeatable), e.g. to try prefetch bounds")
     p.add_argument("--build-dir", default="build")
     p.add_argument("--out", default="bench/RESULTS.md")
     p.add_argument("--note", default="", help="a remark printed under the date (e.g. 'machine shared')")
