@@ -619,6 +619,11 @@ def main() -> int:
     bench = Bench(args, stack)
     bench.preload()
     results, sweep, queries = [], [], []
+    out = REPO / args.out
+
+    def write_report() -> None:  # after every round, so an interrupted run still leaves its numbers
+        out.write_text(report(args, bench, results, sweep, queries))
+
     try:
         for rnd in range(1, args.rounds + 1 if contenders else 1):
             # Rotate the order each round so no contender always runs first (cold) or last.
@@ -630,15 +635,16 @@ def main() -> int:
                 queries.append(bench.one("hbingest", rnd, label="_queries", query_load=load))
                 log(f"round {rnd} queries during ingest {queries[-1].extra['queries_during_ingest']}, "
                     f"idle {queries[-1].extra['queries_idle']}")
+            write_report()
         if args.sweep:
             for i, overrides in enumerate(sweep_grid(args)):
                 log(f"sweep {overrides}")
                 sweep.append((overrides, bench.one("hbingest", 0, label=f"_sweep{i}", overrides=overrides)))
+                write_report()
     except BenchmarkBroken as e:
         print(f"compare: BROKEN: {e}", file=sys.stderr)
         return 1
-    out = REPO / args.out
-    out.write_text(report(args, bench, results, sweep, queries))
+    write_report()
     log(f"wrote {out}")
     return 0
 
