@@ -57,8 +57,8 @@ struct WriterConfig {
   Millis retry_initial_backoff{100};
   Millis retry_max_backoff{10000};
   // Bounded for a small footprint: bench/RESULTS.md (compare.sh --sweep) shows 20,000 rows in flight
-  // as fast as 200,000 on the local stack, at a third of the memory.
-  std::size_t max_inflight_rows = 20000;  // total; consumption pauses above it
+  // as fast as 200,000 on the local stack, at half the memory.
+  std::size_t max_inflight_rows = 20000;              // total; consumption pauses above it
   std::size_t max_inflight_bytes = 32 * 1024 * 1024;  // ~1.3 KiB held per typical event: rows bind first
   std::size_t max_inflight_rows_per_partition = 10000;
 };
