@@ -198,7 +198,7 @@ double config_mib(const std::string& size) {
 ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
   constexpr double kRowKiB = 1;                     // a stored event's cells
   constexpr double kBaseMiB = 64;                   // code, heap slack, thread stacks
-  constexpr double kRdkafkaQueueMiB = 64;           // queued.max.messages.kbytes default
+  constexpr double kRdkafkaQueueMiB = 4;            // queued.max.messages.kbytes: KafkaSource's default
   constexpr double kFetchMiB = 50;                  // fetch.max.bytes default
   constexpr int kRdkafkaThreads = 2 * (3 + 2 * 6);  // two clients, six brokers
   const int queries = c["http"]["max_concurrent_queries"].as<int>();

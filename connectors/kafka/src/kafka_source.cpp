@@ -81,6 +81,10 @@ class KafkaSource::Impl {
     // Defaults that the properties map may override.
     detail::set_property(conf.get(), "auto.offset.reset", "earliest", kWhat);
     detail::set_property(conf.get(), "enable.partition.eof", "false", kWhat);
+    // The read-ahead is part of the daemon's memory, outside writer.max_inflight_bytes: librdkafka's
+    // 64 MiB default alone would be most of the footprint. 4 MiB is about a second of reading at
+    // 20,000 events/s of 200 bytes, and as fast on the local stack (bench/RESULTS.md).
+    detail::set_property(conf.get(), "queued.max.messages.kbytes", "4096", kWhat);
     for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kWhat);
     if (!options_.bootstrap_servers.empty()) {
       detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kWhat);

@@ -54,7 +54,7 @@ TEST(CheckConfig, PrintEffectiveIsLoadableYaml) {
   const std::string file = (kSourceDir / "config/examples/local.yaml").string();
   const CommandRun r = run({file, "--print-effective"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("max_inflight_rows_per_partition: 50000"));
+  EXPECT_THAT(r.out, HasSubstr("max_inflight_rows_per_partition: 10000"));
   EXPECT_THAT(r.out, HasSubstr("# ok: " + file));
   const auto again = config::try_load_config_text(r.out, "effective");
   EXPECT_TRUE(again.problems.empty()) << ::testing::PrintToString(again.problems);

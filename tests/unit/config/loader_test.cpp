@@ -421,7 +421,7 @@ writer: {retry_max_backoff: 1m30s, batch_max_bytes: 3MiB}
   const std::string effective = effective_config_yaml(base.config);
   for (const char* key :
        {"bootstrap_servers:", "statistics_interval: 5s", "namespace: default", "retry_max_backoff: 1m30s",
-        "batch_max_bytes: 3MiB", "max_inflight_bytes: 256MiB", "time_format: auto", "cell_timestamp: event_time",
+        "batch_max_bytes: 3MiB", "max_inflight_bytes: 32MiB", "time_format: auto", "cell_timestamp: event_time",
         "ttl: 10m", "unknown_type: dlq", "listen:", "max_concurrent_queries: 8", "default_limit: 1000", "format: text",
         "shutdown_deadline: 30s", "preset: events", "components:"}) {
     EXPECT_THAT(effective, HasSubstr(key)) << effective;

@@ -56,9 +56,11 @@ struct WriterConfig {
   std::string durability = "USE_DEFAULT";  // USE_DEFAULT | SKIP_WAL | ASYNC_WAL | SYNC_WAL | FSYNC_WAL
   Millis retry_initial_backoff{100};
   Millis retry_max_backoff{10000};
-  std::size_t max_inflight_rows = 200000;  // total; consumption pauses above it
-  std::size_t max_inflight_bytes = 256 * 1024 * 1024;
-  std::size_t max_inflight_rows_per_partition = 50000;
+  // Bounded for a small footprint: bench/RESULTS.md (compare.sh --sweep) shows 20,000 rows in flight
+  // as fast as 200,000 on the local stack, at half the memory.
+  std::size_t max_inflight_rows = 20000;              // total; consumption pauses above it
+  std::size_t max_inflight_bytes = 32 * 1024 * 1024;  // ~1.3 KiB held per typical event: rows bind first
+  std::size_t max_inflight_rows_per_partition = 10000;
 };
 
 enum class ColumnsMode { fields, raw, both };

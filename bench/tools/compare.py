@@ -1,0 +1,653 @@
+#!/usr/bin/env python3
+"""Side-by-side ingest comparison on the local stack (bench/compare.sh is the entry point).
+
+Preloads N valid login/order events into a fresh topic with `hbingest gen`, then runs, round after
+round with the order rotated, each contender into a freshly bootstrapped pre-split table:
+
+  hbingest  `hbingest run` with the default config (new consumer group each time)
+  java      bench/peers/KafkaToHBase.java: KafkaConsumer + BufferedMutator, its own keys
+  ceiling   build/bench/putmultiple_ceiling: prebuilt putMultiple batches through the same gateway
+
+Measures events/s, wall time, client CPU seconds per million events, client peak RSS and the HBase
+and Thrift2 JVMs' CPU over the same window; counts the rows after every run and checks a sample of
+the Java peer's keys against `hbingest key build`. Any missing row or differing key fails the run.
+Nothing here asserts a speed.
+
+--sweep runs hbingest alone over writer settings; --queries adds a steady /v1/events load to the
+daemon while it ingests. Results go to bench/RESULTS.md (or --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import http.client
+import json
+import os
+import platform
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+CONTENDERS = ("hbingest", "java", "ceiling")
+TTL_MS = 86_400_000  # 1 day: preloaded events must not expire (default 10 min) while the rounds run
+TIME_SPREAD = "2m"
+
+
+class BenchmarkBroken(RuntimeError):
+    """Something is wrong with a contender's result (rows missing, keys differing): not a speed."""
+
+
+def log(message: str) -> None:
+    print(f"compare: {message}", file=sys.stderr, flush=True)
+
+
+def run(cmd: list[str], **kwargs) -> str:
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)} exited {result.returncode}:\n{result.stderr.strip()[-2000:]}")
+    return result.stdout
+
+
+# ------------------------------------------------------------------ process accounting
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """utime + stime of a live process (all its threads), from /proc/PID/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for pid {pid}")
+
+
+def wait_child(proc: subprocess.Popen) -> tuple[int, float, float]:
+    """Reaps a child: (exit status, CPU seconds, peak RSS MiB) from wait4's rusage (NaN for a child
+    that Popen.poll() already reaped)."""
+    if proc.returncode is not None:
+        return proc.returncode, float("nan"), float("nan")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+@dataclass
+class Stack:
+    env: dict[str, str]
+    state_dir: Path
+
+    def pid(self, component: str) -> int:
+        return int((self.state_dir / "pids" / f"{component}.pid").read_text().strip())
+
+    def jvm_cpu(self) -> dict[str, float]:
+        return {c: proc_cpu_seconds(self.pid(c)) for c in ("hbase", "thrift2")}
+
+    @property
+    def kafka(self) -> str:
+        return self.env["HBINGEST_KAFKA_BOOTSTRAP"]
+
+    @property
+    def thrift2(self) -> str:
+        return self.env["HBINGEST_THRIFT2"]
+
+    @property
+    def zookeeper(self) -> str:
+        return self.env["HBINGEST_ZK"]
+
+
+def stack_up() -> Stack:
+    hbstack = str(REPO / "stack" / "hbstack")
+    subprocess.run([hbstack, "up"], check=True, stdout=sys.stderr)
+    env = dict(re.findall(r"^export (\w+)=(.*)$", run([hbstack, "env"]), re.M))
+    return Stack(env=env, state_dir=Path(env["HBSTACK_DIR"]))
+
+
+# ------------------------------------------------------------------ the contenders
+
+
+@dataclass
+class Result:
+    contender: str
+    round: int
+    events: int
+    seconds: float
+    client_cpu: float
+    peak_rss_mib: float
+    jvm_cpu: dict[str, float]
+    rows: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.seconds
+
+    @property
+    def cpu_per_million(self) -> float:
+        return self.client_cpu / self.events * 1e6
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, stack: Stack):
+        self.args = args
+        self.stack = stack
+        self.hb = str(REPO / args.build_dir / "hbingest")
+        self.ceiling = str(REPO / args.build_dir / "bench" / "putmultiple_ceiling")
+        self.run_id = time.strftime("%Y%m%d%H%M%S")
+        self.topic = f"cmp_{self.run_id}"
+        self.tmp = Path(tempfile.mkdtemp(prefix="hbingest-compare-"))
+        self.classpath = self.compile_peers()
+        self.commands: list[str] = []  # what was run, for RESULTS.md
+
+    # -- setup
+
+    def compile_peers(self) -> str:
+        """javac bench/peers/*.java against the classpath hbstack resolved (HBase + kafka-clients)."""
+        stack_dir = REPO / "stack"
+        kafka_jars = [
+            jar
+            for jar in (stack_dir / ".classpath-kafka.txt").read_text().strip().split(":")
+            if re.search(r"/(kafka-clients|lz4-java|zstd-jni|snappy-java)-[0-9][^/]*\.jar$", jar)
+        ]
+        classes = REPO / self.args.build_dir / "bench" / "peers-classes"
+        classpath = ":".join([(stack_dir / ".classpath-hbase.txt").read_text().strip(), *kafka_jars])
+        sources = sorted((REPO / "bench" / "peers").glob("*.java"))
+        newest = max(s.stat().st_mtime for s in sources)
+        stamp = classes / ".stamp"
+        if not stamp.exists() or stamp.stat().st_mtime < newest:
+            classes.mkdir(parents=True, exist_ok=True)
+            run(["javac", "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(classes), *map(str, sources)])
+            stamp.touch()
+        return f"{classes}:{classpath}"
+
+    def java(self, main: str, *args: str) -> list[str]:
+        return ["java", "-Xmx512m", "-cp", self.classpath, main, *args]
+
+    def preload(self) -> None:
+        cmd = [self.hb, "gen", "--brokers", self.stack.kafka, "--topic", self.topic, "--partitions",
+               str(self.args.partitions), "--count", str(self.args.events), "--invalid-fraction", "0",
+               "--time-spread", TIME_SPREAD]
+        self.commands.append(shlex.join(cmd))
+        log(f"preloading {self.args.events} events into {self.topic} ({self.args.partitions} partitions)")
+        run(cmd)
+        self.preloaded_at_ms = int(time.time() * 1000)
+
+    def config(self, table: str, group: str, http_port: int, overrides: dict | None = None) -> Path:
+        """The daemon's config: defaults, except where the benchmark must say where and how long."""
+        writer = dict(overrides or {})
+        cfg = {
+            "kafka": {"bootstrap_servers": self.stack.kafka, "group_id": group, "topics": [self.topic]},
+            "hbase": {"endpoints": [self.stack.thrift2]},
+            "routes": [{"event_types": ["login", "order"], "table": table, "preset": "events",
+                        "preset_params": {"buckets": str(self.args.buckets)}}],
+            "table": {"ttl": f"{TTL_MS}ms"},
+            "dlq": {"topic": f"{self.topic}_dlq"},
+            "http": {"listen": f"127.0.0.1:{http_port}"},
+            "logging": {"level": "warn"},
+        }
+        if writer:
+            cfg["writer"] = writer
+        if self.args.kafka_property:
+            cfg["kafka"]["properties"] = dict(kv.split("=", 1) for kv in self.args.kafka_property)
+        path = self.tmp / f"{table}.yaml"
+        path.write_text(json.dumps(cfg, indent=1))  # JSON is YAML
+        return path
+
+    def fresh_table(self, table: str) -> None:
+        run([self.hb, "bootstrap", "--config", str(self.config(table, "unused", 0))])
+
+    def drop_table(self, table: str) -> None:
+        run(self.java("TableTool", self.stack.zookeeper, "drop", table))
+
+    def verify_rows(self, table: str, contender: str) -> int:
+        rows = int(run(self.java("TableTool", self.stack.zookeeper, "count", table)).strip())
+        if rows != self.args.events:
+            raise BenchmarkBroken(
+                f"{contender}: table {table} holds {rows} rows, expected {self.args.events}: "
+                f"{self.args.events - rows} row(s) missing")
+        return rows
+
+    # -- one run of each contender
+
+    def run_hbingest(self, table: str, rnd: int, overrides: dict | None = None, query_load: "QueryLoad | None" = None
+                     ) -> Result:
+        port = free_port()
+        config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides)
+        cmd = [self.hb, "run", "--config", str(config)]
+        jvm_before = self.stack.jvm_cpu()
+        started = time.monotonic()
+        daemon_log = self.tmp / f"{table}.log"
+        with open(daemon_log, "w") as log_file:
+            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+        try:
+            if query_load:
+                wait_http(port, proc)
+                query_load.start(port)
+            while (done := metric(port, "hbingest_rows_written_all_total")) < self.args.events:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"hbingest run exited {proc.returncode} after {done} rows ({config}):\n"
+                                       + daemon_log.read_text()[-2000:])
+                invalid = metric(port, "hbingest_dead_letters_total") + metric(port, "hbingest_events_invalid_total")
+                if invalid:
+                    raise BenchmarkBroken(f"hbingest: {invalid} event(s) invalid or dead-lettered ({config})")
+                time.sleep(0.05)
+            seconds = time.monotonic() - started
+            jvm_after = self.stack.jvm_cpu()
+            cpu, rss = proc_cpu_seconds(proc.pid), proc_peak_rss_mib(proc.pid)
+            extra = {}
+            if query_load:
+                extra["queries_during_ingest"] = query_load.stop()
+                # The same load against the same daemon once it has nothing left to ingest.
+                query_load.start(port)
+                time.sleep(self.args.query_seconds)
+                extra["queries_idle"] = query_load.stop()
+        finally:
+            proc.terminate()
+            status, _, _ = wait_child(proc)
+        if status != 0:
+            raise RuntimeError(f"hbingest run exited {status} on SIGTERM ({config})")
+        self.commands.append(shlex.join(cmd))
+        return Result("hbingest", rnd, self.args.events, seconds, cpu, rss,
+                      {k: jvm_after[k] - jvm_before[k] for k in jvm_after}, extra=extra)
+
+    def run_java(self, table: str, rnd: int) -> Result:
+        sample = self.tmp / f"{table}.sample.tsv"
+        cmd = self.java("KafkaToHBase", "--brokers", self.stack.kafka, "--topic", self.topic, "--group",
+                        f"cmp_{self.run_id}_{table}", "--zookeeper", self.stack.zookeeper, "--table", table,
+                        "--events", str(self.args.events), "--buckets", str(self.args.buckets), "--ttl-ms",
+                        str(TTL_MS), "--sample-file", str(sample), "--sample-every",
+                        str(max(1, self.args.events // self.args.key_samples)))
+        jvm_before = self.stack.jvm_cpu()
+        started = time.monotonic()
+        err_file = self.tmp / f"{table}.stderr"
+        with open(err_file, "w") as err:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+            status, cpu, rss = wait_child(proc)
+        seconds = time.monotonic() - started
+        jvm_after = self.stack.jvm_cpu()
+        if status != 0:
+            raise RuntimeError(f"java peer exited {status}:\n{err_file.read_text()[-2000:]}")
+        self.check_keys(sample)
+        self.commands.append(shlex.join(cmd))
+        return Result("java", rnd, self.args.events, seconds, cpu, rss,
+                      {k: jvm_after[k] - jvm_before[k] for k in jvm_after})
+
+    def check_keys(self, sample: Path) -> None:
+        """Every sampled key of the Java peer must equal `hbingest key build` for the same message."""
+        lines = sample.read_text().splitlines()
+        if not lines:
+            raise BenchmarkBroken("java peer wrote no key samples")
+        for line in lines:
+            partition, offset, peer_hex, event = line.split("\t", 3)
+            out = run([self.hb, "key", "build", "--preset", "events", "--param", f"buckets={self.args.buckets}",
+                       "--event", event, "--topic", self.topic, "--partition", partition, "--offset", offset])
+            ours = re.search(r"^hex:\s+([0-9a-f]+)", out, re.M).group(1)
+            if ours != peer_hex:
+                raise BenchmarkBroken(f"java peer key differs at partition {partition} offset {offset}: "
+                                      f"peer {peer_hex}, hbingest key build {ours} (event {event})")
+        log(f"java peer: {len(lines)} sampled keys equal `hbingest key build`")
+
+    def run_ceiling(self, table: str, rnd: int) -> Result:
+        cmd = [self.ceiling, "--brokers", self.stack.kafka, "--topic", self.topic, "--thrift2", self.stack.thrift2,
+               "--table", table, "--events", str(self.args.events), "--buckets", str(self.args.buckets),
+               "--ttl-ms", str(TTL_MS)]
+        # The loader reads and prebuilds before its clock starts; the JVMs' window is its write phase,
+        # which it announces on stderr.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        jvm_before = None
+        err_lines = []
+        for line in proc.stderr:
+            err_lines.append(line)
+            if line.startswith("putmultiple_ceiling: writing"):
+                jvm_before = self.stack.jvm_cpu()
+        out = proc.stdout.read()
+        status, _, _ = wait_child(proc)
+        jvm_after = self.stack.jvm_cpu()
+        if status != 0 or jvm_before is None:
+            raise RuntimeError(f"putmultiple_ceiling exited {status}:\n{''.join(err_lines)[-2000:]}")
+        report = json.loads([l for l in out.splitlines() if l.startswith("{")][-1])  # after any log lines
+        self.commands.append(shlex.join(cmd))
+        return Result("ceiling", rnd, self.args.events, report["write_seconds"], report["write_cpu_seconds"],
+                      report["peak_rss_kib"] / 1024, {k: jvm_after[k] - jvm_before[k] for k in jvm_after})
+
+    def one(self, contender: str, rnd: int, label: str = "", **kwargs) -> Result:
+        # The table name also names the consumer group: unique per run, or a later run would find
+        # every offset already committed.
+        table = f"cmp_{self.run_id}_{contender}{label}_{rnd}"
+        self.fresh_table(table)
+        try:
+            result = getattr(self, f"run_{contender}")(table, rnd, **kwargs)
+            result.rows = self.verify_rows(table, contender)
+        finally:
+            self.drop_table(table)
+        log(f"round {rnd} {contender:8} {result.events_per_s:9.0f} events/s  {result.seconds:6.1f} s  "
+            f"{result.cpu_per_million:5.1f} CPU s/M  peak RSS {result.peak_rss_mib:6.0f} MiB  "
+            f"HBase {result.jvm_cpu['hbase']:.1f} s, gateway {result.jvm_cpu['thrift2']:.1f} s CPU  "
+            f"rows {result.rows} ok")
+        return result
+
+
+# ------------------------------------------------------------------ HTTP helpers
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def metric(port: int, name: str) -> int:
+    """Sum of a metric family's samples on the daemon's /metrics (0 while it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0
+    return int(sum(float(m) for m in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)))
+
+
+def wait_http(port: int, proc: subprocess.Popen) -> None:
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise RuntimeError(f"hbingest run exited {proc.returncode} before its HTTP port answered")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("hbingest run: HTTP port did not answer within 30 s")
+
+
+class QueryLoad:
+    """An open-loop query load: `rate` GET /v1/events per second, each a random 1-minute range of
+    the preloaded events' time spread. Latency counts from the scheduled start, so a stalled server
+    cannot hide its backlog (no coordinated omission)."""
+
+    def __init__(self, rate: float, window_start_ms: int, window_end_ms: int):
+        self.rate = rate
+        self.window = (window_start_ms, window_end_ms - 60_000)
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
+        self.rng = random.Random(1)
+
+    def start(self, port: int) -> None:
+        self.port, self.stopping, self.latencies, self.errors = port, threading.Event(), [], []
+        self.futures: list[concurrent.futures.Future] = []
+        self.thread = threading.Thread(target=self.schedule, daemon=True)
+        self.thread.start()
+
+    def schedule(self) -> None:
+        t0 = time.monotonic()
+        n = 0
+        while not self.stopping.is_set():
+            due = t0 + n / self.rate
+            time.sleep(max(0.0, due - time.monotonic()))
+            start = self.rng.randint(*self.window)
+            self.futures.append(self.pool.submit(self.query, due, start))
+            n += 1
+
+    def query(self, due: float, start_ms: int) -> None:
+        path = f"/v1/events?event_id=login&from={start_ms}&to={start_ms + 60_000}&limit=1000"
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+            conn.close()
+            if response.status != 200:
+                self.errors.append(response.status)
+                return
+            self.latencies.append((time.monotonic() - due) * 1000)
+        except OSError as e:
+            self.errors.append(str(e))
+
+    def stop(self) -> dict:
+        self.stopping.set()
+        self.thread.join()
+        concurrent.futures.wait(self.futures)
+        lat = sorted(self.latencies)
+        if not lat:
+            raise BenchmarkBroken(f"no query answered (errors: {self.errors[:5]})")
+        if self.errors:
+            log(f"query errors: {collections.Counter(map(str, self.errors)).most_common(5)}")
+        return {"queries": len(lat), "errors": len(self.errors), "p50_ms": percentile(lat, 50),
+                "p99_ms": percentile(lat, 99)}
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    k = max(0, min(len(sorted_values) - 1, round(p / 100 * len(sorted_values) + 0.5) - 1))
+    return sorted_values[k]
+
+
+# ------------------------------------------------------------------ report
+
+
+def machine() -> dict[str, str]:
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) / 1024 / 1024
+    os_name = next((l.split("=", 1)[1].strip().strip('"') for l in open("/etc/os-release")
+                    if l.startswith("PRETTY_NAME=")), platform.system())
+    return {"cores": str(os.cpu_count()), "memory": f"{mem:.0f} GiB", "cpu": cpu, "os": os_name}
+
+
+def versions(build_dir: str) -> dict[str, str]:
+    def first(cmd: list[str], pattern: str) -> str:
+        try:
+            out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+            m = re.search(pattern, out, re.M)
+            return m.group(1) if m else "?"
+        except OSError:
+            return "?"
+
+    classpath = (REPO / "stack" / ".classpath-kafka.txt").read_text() + (REPO / "stack" / ".classpath-hbase.txt").read_text()
+    kafka = re.search(r"kafka-clients-([\d.]+)\.jar", classpath)
+    hbase = re.search(r"hbase-client-([\w.-]+)\.jar", classpath)
+    cache = (REPO / build_dir / "CMakeCache.txt").read_text()
+    compiler = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.*)$", cache, re.M).group(1)
+    return {
+        "Kafka": kafka.group(1) if kafka else "?",
+        "HBase": hbase.group(1) if hbase else "?",
+        "librdkafka": first(["dpkg-query", "-W", "-f", "${Version}\n", "librdkafka1"], r"^(\S+)"),
+        "compiler": first([compiler, "--version"], r"^(.*)$"),
+        "JDK": first(["java", "-version"], r"^(?:openjdk|java) version \"?([^\"\s]+)") or "?",
+        "build type": re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", cache, re.M).group(1),
+        "git commit": run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]).strip()
+        + (" (dirty)" if run(["git", "-C", str(REPO), "status", "--porcelain", "-uno"]).strip() else ""),
+    }
+
+
+def mmm(values: list[float], fmt: str) -> str:
+    return " / ".join(format(v, fmt) for v in (min(values), statistics.median(values), max(values)))
+
+
+def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Result]], queries: list[Result]) -> str:
+    lines = [
+        "# Ingest comparison (`bench/compare.sh`)",
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+        + (f" **{args.note}**" if args.note else ""),
+        "",
+        "| machine | |", "|---|---|",
+        *(f"| {k} | {v} |" for k, v in machine().items()),
+        *(f"| {k} | {v} |" for k, v in versions(args.build_dir).items()),
+        "",
+        f"{args.events:,} login/order events (no invalid ones) in {args.partitions} partitions, "
+        f"`events` key preset with {args.buckets} salt buckets, each run into a freshly bootstrapped table "
+        f"pre-split at the buckets, TTL {TTL_MS // 3_600_000} h (the preloaded events must not expire "
+        "during the rounds; everything else is the default config). Rows counted after every run.",
+        "",
+        "Command:",
+        "",
+        "```",
+        "bench/compare.sh " + shlex.join(sys.argv[1:]),
+        "```",
+    ]
+    if results:
+        lines += [
+            "",
+            f"## Contenders, {args.rounds} round(s), min / median / max",
+            "",
+            "| contender | events/s | wall s | client CPU s per M events | client peak RSS MiB "
+            "| HBase JVM CPU s | gateway JVM CPU s |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in CONTENDERS:
+            rs = [r for r in results if r.contender == c]
+            if not rs:
+                continue
+            lines.append(
+                f"| {c} | {mmm([r.events_per_s for r in rs], ',.0f')} | {mmm([r.seconds for r in rs], '.1f')} "
+                f"| {mmm([r.cpu_per_million for r in rs], '.1f')} | {mmm([r.peak_rss_mib for r in rs], '.0f')} "
+                f"| {mmm([r.jvm_cpu['hbase'] for r in rs], '.1f')} | {mmm([r.jvm_cpu['thrift2'] for r in rs], '.1f')} |")
+        med = {c: statistics.median([r.events_per_s for r in results if r.contender == c])
+               for c in CONTENDERS if any(r.contender == c for r in results)}
+        if "hbingest" in med:
+            lines += [""]
+            for other in ("java", "ceiling"):
+                if other in med:
+                    lines.append(f"- hbingest / {other} (median events/s): **{med['hbingest'] / med[other]:.2f}**")
+        lines += [
+            "",
+            "hbingest and java: wall time from process start until every event is stored (hbingest: its "
+            "`hbingest_rows_written_all_total`; java: the process exits after its last flush and commit), "
+            "CPU and peak RSS (VmHWM) of the process. ceiling: the write phase only — it reads the topic and "
+            "builds every batch before its clock starts, so its peak RSS holds all rows at once and says "
+            "nothing about a streaming client. JVM CPU: utime+stime of the HBase (master + region servers) "
+            "and Thrift2 gateway processes over the same window.",
+            "",
+            "Per run:",
+            "",
+            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows |",
+            "|---|---|---|---|---|---|---|",
+            *(f"| {r.round} | {r.contender} | {r.events_per_s:,.0f} | {r.seconds:.1f} | {r.cpu_per_million:.1f} "
+              f"| {r.peak_rss_mib:.0f} | {r.rows:,} |" for r in results),
+        ]
+    if sweep:
+        lines += [
+            "",
+            "## Sweep: hbingest writer settings (`--sweep`)",
+            "",
+            "| max_inflight_rows | max_inflight_bytes | batch_max_rows | writers | events/s | peak RSS MiB | CPU s/M |",
+            "|---|---|---|---|---|---|---|",
+            *(f"| {o['max_inflight_rows']:,} | {o['max_inflight_bytes'] // 2**20} MiB | {o['batch_max_rows']} "
+              f"| {o['writers']} | {r.events_per_s:,.0f} | {r.peak_rss_mib:.0f} | {r.cpu_per_million:.1f} |"
+              for o, r in sweep),
+        ]
+    if queries:
+        plain = [r.events_per_s for r in results if r.contender == "hbingest"]
+        lines += [
+            "",
+            f"## Queries during ingest (`--queries`): {args.query_rate:g} GET /v1/events per second",
+            "",
+            "Each query: `event_id=login`, a random 1-minute range of the events' time spread, `limit=1000`, "
+            "open loop (latency from the scheduled start). The same daemon: first while it ingests, then for "
+            f"{args.query_seconds:g} s once everything is stored.",
+            "",
+            "| round | ingest events/s with queries | ingest events/s without (same run's hbingest rounds, median) "
+            "| query p50 / p99 ms during ingest | query p50 / p99 ms idle | queries (errors) during / idle |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in queries:
+            d, i = r.extra["queries_during_ingest"], r.extra["queries_idle"]
+            lines.append(
+                f"| {r.round} | {r.events_per_s:,.0f} | {statistics.median(plain):,.0f} |" if plain else
+                f"| {r.round} | {r.events_per_s:,.0f} | (not run) |")
+            lines[-1] += (f" {d['p50_ms']:.0f} / {d['p99_ms']:.0f} | {i['p50_ms']:.0f} / {i['p99_ms']:.0f} "
+                          f"| {d['queries']} ({d['errors']}) / {i['queries']} ({i['errors']}) |")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ main
+
+
+def sweep_grid(args) -> list[dict]:
+    grid = []
+    for inflight in args.sweep_inflight:
+        for rows in args.sweep_batch_rows:
+            for writers in args.sweep_writers:
+                # The byte bound scales with the row bound: ~1.3 KiB held per typical event (7x its
+                # ~180-byte payload, docs/architecture.md), doubled for headroom.
+                grid.append({"max_inflight_rows": inflight, "max_inflight_bytes": max(inflight * 2730, 2**20),
+                             "max_inflight_rows_per_partition": inflight, "batch_max_rows": rows,
+                             "writers": writers})
+    return grid
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="bench/compare.sh", description=__doc__.split("\n\n")[0])
+    p.add_argument("--events", type=int, default=500_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--partitions", type=int, default=12)
+    p.add_argument("--buckets", type=int, default=100, help="salt buckets (the events preset's default: 100)")
+    p.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated subset of " + ",".join(CONTENDERS))
+    p.add_argument("--key-samples", type=int, default=50, help="java peer keys checked against `hbingest key build`")
+    p.add_argument("--sweep", action="store_true", help="also sweep hbingest's writer settings (one run each)")
+    p.add_argument("--sweep-inflight", type=lambda s: [int(x) for x in s.split(",")], default=[5000, 20000, 200000])
+    p.add_argument("--sweep-batch-rows", type=lambda s: [int(x) for x in s.split(",")], default=[100, 500, 2000])
+    p.add_argument("--sweep-writers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8])
+    p.add_argument("--queries", action="store_true", help="also run hbingest under a steady query load")
+    p.add_argument("--query-rate", type=float, default=20.0)
+    p.add_argument("--query-seconds", type=float, default=15.0, help="idle query phase after ingest")
+    p.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
+                   help="librdkafka consumer property for every hbingest run (repeatable), e.g. to try prefetch bounds")
+    p.add_argument("--build-dir", default="build")
+    p.add_argument("--out", default="bench/RESULTS.md")
+    p.add_argument("--note", default="", help="a remark printed under the date (e.g. 'machine shared')")
+    args = p.parse_args()
+    contenders = [c for c in args.contenders.split(",") if c]
+    if unknown := set(contenders) - set(CONTENDERS):
+        p.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
+
+    stack = stack_up()
+    bench = Bench(args, stack)
+    bench.preload()
+    results, sweep, queries = [], [], []
+    out = REPO / args.out
+
+    def write_report() -> None:  # after every round, so an interrupted run still leaves its numbers
+        out.write_text(report(args, bench, results, sweep, queries))
+
+    try:
+        for rnd in range(1, args.rounds + 1 if contenders else 1):
+            # Rotate the order each round so no contender always runs first (cold) or last.
+            shift = (rnd - 1) % len(contenders)
+            for contender in contenders[shift:] + contenders[:shift]:
+                results.append(bench.one(contender, rnd))
+            if args.queries:
+                load = QueryLoad(args.query_rate, bench.preloaded_at_ms - 120_000, bench.preloaded_at_ms)
+                queries.append(bench.one("hbingest", rnd, label="_queries", query_load=load))
+                log(f"round {rnd} queries during ingest {queries[-1].extra['queries_during_ingest']}, "
+                    f"idle {queries[-1].extra['queries_idle']}")
+            write_report()
+        if args.sweep:
+            for i, overrides in enumerate(sweep_grid(args)):
+                log(f"sweep {overrides}")
+                sweep.append((overrides, bench.one("hbingest", 0, label=f"_sweep{i}", overrides=overrides)))
+                write_report()
+    except BenchmarkBroken as e:
+        print(f"compare: BROKEN: {e}", file=sys.stderr)
+        return 1
+    write_report()
+    log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
