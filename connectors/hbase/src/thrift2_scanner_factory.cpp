@@ -122,16 +122,17 @@ class Thrift2RowScanner final : public RowScanner {
     std::vector<ScannedRow> rows;
     while (!exhausted_ && rows.empty()) {
       // A reversed continuation starts at the last row again (the row just below it cannot be
-      // written down), so it asks for one row more and drops that one.
-      const bool repeats_last = request_.reversed && last_row_.has_value();
-      const int wanted = chunk_rows_ + (repeats_last ? 1 : 0);
+      // written down), so it asks for one row more and drops that row, if it is still there: one
+      // that expired or was deleted meanwhile is not in the answer, whose first row is then new.
+      const std::optional<std::string> resumes_at = request_.reversed ? last_row_ : std::nullopt;
+      const int wanted = chunk_rows_ + (resumes_at ? 1 : 0);
       auto results = call(wanted);
       // ResultScanner.next(n) returns fewer than n rows only when the scan is over.
       if (results.size() < static_cast<std::size_t>(wanted)) exhausted_ = true;
       if (!results.empty()) last_row_ = results.back().row;
+      const bool repeated = resumes_at && !results.empty() && results.front().row == *resumes_at;
       rows.reserve(results.size());
-      for (std::size_t i = 0; i < results.size(); ++i) {
-        if (i == 0 && repeats_last) continue;
+      for (std::size_t i = repeated ? 1 : 0; i < results.size(); ++i) {
         if (!accept(results[i].row)) continue;
         rows.push_back(from_thrift_result(std::move(results[i])));
       }
