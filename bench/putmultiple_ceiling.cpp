@@ -22,6 +22,7 @@
 #include "hbingest/config/config.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
+#include "hbingest/ingest/batcher.h"
 #include "hbingest/ingest/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
@@ -50,12 +51,6 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &usage);
   const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-std::size_t row_bytes(const connectors::RowMutation& row) {
-  std::size_t bytes = row.row.size();
-  for (const auto& cell : row.cells) bytes += cell.family.size() + cell.qualifier.size() + cell.value.size();
-  return bytes;
 }
 
 // Every event of the topic up to `args.events`, as the daemon's rows, cut like the daemon's batcher
@@ -102,7 +97,7 @@ std::vector<Batch> prebuild(const Args& args) {
       row.cells = std::move(event.cells);
       row.timestamp_ms = event.time_ms;
       row.ttl_ms = args.ttl_ms;
-      const auto bytes = row_bytes(row);
+      const auto bytes = ingest::Batcher::row_bytes(row);
       if (!batches.back().empty() &&
           (batches.back().size() == args.batch_rows || batch_bytes + bytes > args.batch_bytes)) {
         batches.emplace_back();
