@@ -16,6 +16,16 @@ using connectors::TopicPartition;
 
 // Resume a paused partition only once it is well below its limit, so it does not flap.
 constexpr double kResumeFraction = 0.8;
+// How long the loop holds at an in-flight limit, taking no message while the writers drain, before
+// it pauses partitions. A pause costs a refetch: librdkafka drops what it has prefetched for a
+// paused partition and delivers again only ~0.4 s after the resume, so pausing at every brush
+// with the limit starved the writers (busy 60 % of a run). Holding does not poll, which serves
+// rebalances, so it ends soon: a limit still reached after it means the writers are stuck, and
+// then pausing (and polling for rebalances) is right. While the loop holds, librdkafka's prefetch
+// stays within queued.max.messages.kbytes.
+constexpr std::chrono::milliseconds kHoldBeforePause{1000};
+// How long one turn of the loop waits for a completion while it holds.
+constexpr std::chrono::milliseconds kHoldWait{20};
 // Poll at least this often even with nothing to do: librdkafka serves rebalances and heartbeats
 // from poll, and the watchdog needs the loop to turn.
 constexpr std::chrono::milliseconds kMaxPollWait{100};
@@ -77,23 +87,27 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
     drain_completions();
     dead_letters_.poll(std::chrono::milliseconds(0));
     resend_due_dead_letters();
-    update_flow_control();
+    const bool holding = update_flow_control();
 
-    auto wait = kMaxPollWait;
+    auto wait = holding ? kHoldWait : kMaxPollWait;
     if (const auto deadline = batcher_.next_deadline()) {
       const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
-      wait = std::clamp(until, std::chrono::milliseconds(0), kMaxPollWait);
+      wait = std::clamp(until, std::chrono::milliseconds(0), wait);
     }
-    auto messages = source_.poll(options_.poll_batch, wait);
-    // librdkafka serves a rebalance wherever it falls while poll() collects a batch, so the batch
-    // may hold messages of partitions revoked (or lost) since. They belong to the next owner, who
-    // re-reads them from the committed offset; handled here they would be tracked (and committed
-    // at the stop) for a partition this member no longer owns.
-    const auto not_owned = std::erase_if(messages, [this](const connectors::SourceMessage& m) {
-      return !assigned_.contains(connectors::TopicPartitionRef{m.topic, m.partition});
-    });
-    if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
-    for (auto& message : messages) handle(std::move(message));
+    if (holding) {
+      writers_.wait_for_completion(wait);
+    } else {
+      auto messages = source_.poll(options_.poll_batch, wait);
+      // librdkafka serves a rebalance wherever it falls while poll() collects a batch, so the batch
+      // may hold messages of partitions revoked (or lost) since. They belong to the next owner, who
+      // re-reads them from the committed offset; handled here they would be tracked (and committed
+      // at the stop) for a partition this member no longer owns.
+      const auto not_owned = std::erase_if(messages, [this](const connectors::SourceMessage& m) {
+        return !assigned_.contains(connectors::TopicPartitionRef{m.topic, m.partition});
+      });
+      if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
+      for (auto& message : messages) handle(std::move(message));
+    }
     submit(batcher_.expired(Clock::now()));
 
     if (Clock::now() >= next_commit_) {
@@ -394,7 +408,7 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   }
 }
 
-void Pipeline::update_flow_control() {
+bool Pipeline::update_flow_control() {
   // Offsets count by window, not by pending events: completed offsets behind a stuck one are kept
   // too (offset_tracker.h). Bytes count what pending events hold (held_bytes.h).
   const FlowLimits& writer = options_.flow;
@@ -414,6 +428,18 @@ void Pipeline::update_flow_control() {
       to_resume.push_back(tp);
     }
   }
+  bool holding = false;
+  if (to_pause.empty()) {
+    holding_since_.reset();
+  } else if (!holding_since_) {
+    holding_since_ = Clock::now();
+    holding = true;
+  } else if (Clock::now() - *holding_since_ < kHoldBeforePause) {
+    holding = true;
+  } else {
+    holding_since_.reset();
+  }
+  if (holding) to_pause.clear();
   if (!to_pause.empty()) {
     source_.pause(to_pause);
     paused_.insert(to_pause.begin(), to_pause.end());
@@ -427,6 +453,7 @@ void Pipeline::update_flow_control() {
   }
   stats_.paused_partitions = paused_.size();
   observer_.on_paused_partitions(paused_.size());
+  return holding;
 }
 
 bool Pipeline::drain_until(const std::function<bool()>& done, Clock::time_point deadline) {

@@ -278,6 +278,7 @@ struct FakeTable {
   std::set<std::string> poison_rows;  // rows rejected for good
   std::string reject_reason = "fake: row rejected";
   int transient_failures = 0;  // the next writes throw a retriable error (RegionTooBusy-like)
+  std::chrono::milliseconds write_delay{0};  // every write takes this long (a gateway's round trip)
 };
 
 class FakeSink final : public connectors::RowSink {
@@ -285,6 +286,8 @@ class FakeSink final : public connectors::RowSink {
   explicit FakeSink(FakeTable& table) : table_(table) {}
   std::vector<connectors::RejectedRow> write(const std::string&, std::span<const connectors::RowMutation> rows,
                                              const connectors::WriteOptions&) override {
+    // Outside the lock, so writers overlap as they do on a gateway's connections.
+    if (table_.write_delay.count() > 0) std::this_thread::sleep_for(table_.write_delay);
     std::lock_guard lock(table_.mutex);
     if (table_.down) throw connectors::HBaseError("fake outage", "fake:1", "putMultiple", true);
     if (table_.transient_failures > 0) {

@@ -141,7 +141,9 @@ class Pipeline final : public connectors::RebalanceListener {
   void drain_completions();
   // Commits the committable positions of the owned partitions (of `only` among them, if given).
   void commit(bool synchronous, const std::vector<connectors::TopicPartition>* only = nullptr);
-  void update_flow_control();
+  // Pauses and resumes partitions by the in-flight limits. Returns true while the loop should hold:
+  // a limit is reached but only for a moment, so it stops taking messages without pausing.
+  bool update_flow_control();
   // Serves completions and dead-letter acks until `done()` or the deadline. Returns done().
   bool drain_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline);
 
@@ -164,6 +166,8 @@ class Pipeline final : public connectors::RebalanceListener {
   // Looked up per polled message: by TopicPartitionRef, without copying the topic.
   std::set<connectors::TopicPartition, connectors::TopicPartitionLess> assigned_;
   std::set<connectors::TopicPartition> paused_;
+  // Since when a limit has been reached without pausing (update_flow_control()).
+  std::optional<std::chrono::steady_clock::time_point> holding_since_;
   // Failed dead letters by the time of their next send.
   std::multimap<std::chrono::steady_clock::time_point, DeadLetterAttempt> dead_letter_retries_;
   // The first failure of every letter that failed and is not delivered yet (waiting or sent again).
