@@ -71,6 +71,14 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def machine_busy_seconds() -> float:
+    """Non-idle CPU seconds of all cores since boot, from /proc/stat: what the window's contenders and the
+    stack together left no core for."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
+
+
 def proc_peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -97,7 +105,10 @@ class Stack:
         return int((self.state_dir / "pids" / f"{component}.pid").read_text().strip())
 
     def jvm_cpu(self) -> dict[str, float]:
-        return {c: proc_cpu_seconds(self.pid(c)) for c in ("hbase", "thrift2")}
+        """CPU seconds so far of the stack's JVMs, and of the whole machine ("machine": every busy core)."""
+        cpu = {c: proc_cpu_seconds(self.pid(c)) for c in ("hbase", "thrift2", "kafka")}
+        cpu["machine"] = machine_busy_seconds()
+        return cpu
 
     @property
     def kafka(self) -> str:
@@ -209,6 +220,10 @@ class Bench:
         path.write_text(json.dumps(cfg, indent=1))  # JSON is YAML
         return path
 
+    @staticmethod
+    def writers(overrides: dict | None) -> int:
+        return int((overrides or {}).get("writers", 4))  # config::WriterConfig's default
+
     def fresh_table(self, table: str) -> None:
         run([self.hb, "bootstrap", "--config", str(self.config(table, "unused", 0))])
 
@@ -239,18 +254,30 @@ class Bench:
             if query_load:
                 wait_http(port, proc)
                 query_load.start(port)
-            while (done := metric(port, "hbingest_rows_written_all_total")) < self.args.events:
+            inflight_samples = []
+            progress = []  # (seconds since start, rows stored)
+            while True:
+                scrape = Scrape(port)
+                if (done := int(scrape.sum("hbingest_rows_written_all_total"))) >= self.args.events:
+                    break
+                progress.append((time.monotonic() - started, done))
+                inflight_samples.append(scrape.sum("hbingest_inflight_events"))
+                if os.environ.get("COMPARE_TRACE"):
+                    log(f"trace {progress[-1][0]:.2f} s rows {done} inflight {inflight_samples[-1]:.0f} bytes "
+                        f"{scrape.sum('hbingest_inflight_bytes'):.0f} paused {scrape.sum('hbingest_paused_partitions'):.0f}")
                 if proc.poll() is not None:
                     raise RuntimeError(f"hbingest run exited {proc.returncode} after {done} rows ({config}):\n"
                                        + daemon_log.read_text()[-2000:])
-                invalid = metric(port, "hbingest_dead_letters_total") + metric(port, "hbingest_events_invalid_total")
+                invalid = scrape.sum("hbingest_dead_letters_total") + scrape.sum("hbingest_events_invalid_total")
                 if invalid:
-                    raise BenchmarkBroken(f"hbingest: {invalid} event(s) invalid or dead-lettered ({config})")
-                time.sleep(0.05)
+                    raise BenchmarkBroken(f"hbingest: {invalid:.0f} event(s) invalid or dead-lettered ({config})")
+                time.sleep(0.1)
             seconds = time.monotonic() - started
             jvm_after = self.stack.jvm_cpu()
             cpu, rss = proc_cpu_seconds(proc.pid), proc_peak_rss_mib(proc.pid)
-            extra = {}
+            progress.append((seconds, done))
+            extra = {"writers": writer_stats(port, seconds, self.writers(overrides), inflight_samples),
+                     "progress": progress_stats(progress, self.args.events)}
             if query_load:
                 extra["queries_during_ingest"] = query_load.stop()
                 # The same load against the same daemon once it has nothing left to ingest.
@@ -338,8 +365,16 @@ class Bench:
             self.drop_table(table)
         log(f"round {rnd} {contender:8} {result.events_per_s:9.0f} events/s  {result.seconds:6.1f} s  "
             f"{result.cpu_per_million:5.1f} CPU s/M  peak RSS {result.peak_rss_mib:6.0f} MiB  "
-            f"HBase {result.jvm_cpu['hbase']:.1f} s, gateway {result.jvm_cpu['thrift2']:.1f} s CPU  "
+            f"HBase {result.jvm_cpu['hbase']:.1f} s, gateway {result.jvm_cpu['thrift2']:.1f} s, "
+            f"Kafka {result.jvm_cpu['kafka']:.1f} s CPU, machine {result.jvm_cpu['machine'] / result.seconds:.2f} "
+            f"cores busy  "
             f"rows {result.rows} ok")
+        if "writers" in result.extra:
+            w = result.extra["writers"]
+            log(f"  writers: {w['batches']} batches of {w['mean_batch_rows']:.0f} rows, {w['mean_write_ms']:.1f} ms "
+                f"each, busy {w['writers_busy']:.0%}, mean in flight {w['mean_inflight_events']:.0f} events; "
+                f"first row stored at {result.extra['progress']['first_row_s']:.1f} s, "
+                f"{result.extra['progress']['steady_events_per_s']:.0f} events/s from 10 % to 90 % of the rows")
         return result
 
 
@@ -354,14 +389,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def metric(port: int, name: str) -> int:
-    """Sum of a metric family's samples on the daemon's /metrics (0 while it does not answer)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-            text = response.read().decode()
-    except OSError:
-        return 0
-    return int(sum(float(m) for m in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)))
+class Scrape:
+    """One read of the daemon's /metrics (empty while it does not answer). One read per look: the
+    daemon renders every series for each, and its CPU is what the benchmark measures."""
+
+    def __init__(self, port: int):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                self.text = response.read().decode()
+        except OSError:
+            self.text = ""
+
+    def sum(self, name: str) -> float:
+        """Sum of a metric family's samples."""
+        return sum(float(m) for m in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", self.text, re.M))
+
+
+def progress_stats(progress: list[tuple[float, int]], events: int) -> dict:
+    """When the first row was stored (the consumer group's join and the first fetch come before it)
+    and the rate between 10 % and 90 % of the rows, which neither start nor drain shapes."""
+    def when(rows: float) -> float:
+        return next(t for t, done in progress if done >= rows)
+    first, lo, hi = when(1), when(0.1 * events), when(0.9 * events)
+    return {"first_row_s": first, "steady_events_per_s": 0.8 * events / (hi - lo) if hi > lo else float("nan")}
+
+
+def writer_stats(port: int, seconds: float, writers: int, inflight_samples: list[int]) -> dict:
+    """How the daemon's writers spent the run: the busy share says whether they, or what feeds them,
+    set the rate."""
+    scrape = Scrape(port)
+    batches = scrape.sum("hbingest_batch_rows_count")
+    latency_sum = scrape.sum("hbingest_write_latency_seconds_sum")
+    return {
+        "batches": int(batches),
+        "mean_batch_rows": scrape.sum("hbingest_batch_rows_sum") / batches if batches else 0.0,
+        "mean_write_ms": 1000 * latency_sum / batches if batches else 0.0,
+        "writers_busy": latency_sum / (writers * seconds),
+        "mean_inflight_events": statistics.mean(inflight_samples) if inflight_samples else 0.0,
+    }
 
 
 def wait_http(port: int, proc: subprocess.Popen) -> None:
@@ -505,8 +570,8 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             f"## Contenders, {args.rounds} round(s), min / median / max",
             "",
             "| contender | events/s | wall s | client CPU s per M events | client peak RSS MiB "
-            "| HBase JVM CPU s | gateway JVM CPU s |",
-            "|---|---|---|---|---|---|---|",
+            "| HBase JVM CPU s | gateway JVM CPU s | Kafka JVM CPU s | machine busy cores |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for c in CONTENDERS:
             rs = [r for r in results if r.contender == c]
@@ -515,7 +580,9 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             lines.append(
                 f"| {c} | {mmm([r.events_per_s for r in rs], ',.0f')} | {mmm([r.seconds for r in rs], '.1f')} "
                 f"| {mmm([r.cpu_per_million for r in rs], '.1f')} | {mmm([r.peak_rss_mib for r in rs], '.0f')} "
-                f"| {mmm([r.jvm_cpu['hbase'] for r in rs], '.1f')} | {mmm([r.jvm_cpu['thrift2'] for r in rs], '.1f')} |")
+                f"| {mmm([r.jvm_cpu['hbase'] for r in rs], '.1f')} | {mmm([r.jvm_cpu['thrift2'] for r in rs], '.1f')} "
+                f"| {mmm([r.jvm_cpu['kafka'] for r in rs], '.1f')} "
+                f"| {mmm([r.jvm_cpu['machine'] / r.seconds for r in rs], '.2f')} |")
         med = {c: statistics.median([r.events_per_s for r in results if r.contender == c])
                for c in CONTENDERS if any(r.contender == c for r in results)}
         if "hbingest" in med:
@@ -530,7 +597,8 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "CPU and peak RSS (VmHWM) of the process. ceiling: the write phase only — it reads the topic and "
             "builds every batch before its clock starts, so its peak RSS holds all rows at once and says "
             "nothing about a streaming client. JVM CPU: utime+stime of the HBase (master + region servers) "
-            "and Thrift2 gateway processes over the same window.",
+            "and Thrift2 gateway processes and the Kafka broker over the same window. Machine busy cores: all non-idle "
+            "CPU time of the machine (/proc/stat) over the window, divided by its length (2.00 = every core busy).",
             "",
             "Per run:",
             "",
