@@ -27,8 +27,9 @@ constexpr int kMaxMessageBytes = 256 * 1024 * 1024;
 constexpr int kMaxFrameBytes = 256 * 1024 * 1024;
 // Thrift's buffered transport sends whenever its write buffer fills, 512 bytes by default: a
 // 500-row putMultiple (~170 KB) took ~350 send() calls, a fifth of the daemon's CPU time in perf
-// (bench/README.md, "CPU per event"). 64 KiB sends a batch in a few calls. Reads keep the default.
-constexpr std::uint32_t kReadBufferBytes = 512;
+// (bench/README.md, "CPU per event"). 64 KiB sends a batch in a few calls. Reads likewise: a scan
+// chunk of 1,000 rows is ~0.5 MB, ~1,000 recv() calls through a 512-byte buffer.
+constexpr std::uint32_t kReadBufferBytes = 64 * 1024;
 constexpr std::uint32_t kWriteBufferBytes = 64 * 1024;
 
 support::HostPort parse_endpoint(const std::string& endpoint) {
