@@ -280,10 +280,18 @@ class Bench:
                      "progress": progress_stats(progress, self.args.events)}
             if query_load:
                 extra["queries_during_ingest"] = query_load.stop()
-                # The same load against the same daemon once it has nothing left to ingest.
+                # The same load against the same daemon once it has nothing left to ingest, with
+                # what each answered query cost the daemon, HBase and the gateway in CPU.
+                idle_cpu_before, idle_jvm_before = proc_cpu_seconds(proc.pid), self.stack.jvm_cpu()
                 query_load.start(port)
                 time.sleep(self.args.query_seconds)
-                extra["queries_idle"] = query_load.stop()
+                idle = query_load.stop()
+                idle_jvm_after = self.stack.jvm_cpu()
+                idle["cpu_ms_per_query"] = {
+                    "hbingest": 1000 * (proc_cpu_seconds(proc.pid) - idle_cpu_before) / idle["queries"],
+                    **{k: 1000 * (idle_jvm_after[k] - idle_jvm_before[k]) / idle["queries"]
+                       for k in ("hbase", "thrift2")}}
+                extra["queries_idle"] = idle
         finally:
             proc.terminate()
             status, _, _ = wait_child(proc)
@@ -629,8 +637,9 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             f"{args.query_seconds:g} s once everything is stored.",
             "",
             "| round | ingest events/s with queries | ingest events/s without (same run's hbingest rounds, median) "
-            "| query p50 / p99 ms during ingest | query p50 / p99 ms idle | queries (errors) during / idle |",
-            "|---|---|---|---|---|---|",
+            "| query p50 / p99 ms during ingest | query p50 / p99 ms idle | queries (errors) during / idle "
+            "| CPU ms per idle query: hbingest / HBase / gateway |",
+            "|---|---|---|---|---|---|---|",
         ]
         for r in queries:
             d, i = r.extra["queries_during_ingest"], r.extra["queries_idle"]
@@ -638,7 +647,9 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
                 f"| {r.round} | {r.events_per_s:,.0f} | {statistics.median(plain):,.0f} |" if plain else
                 f"| {r.round} | {r.events_per_s:,.0f} | (not run) |")
             lines[-1] += (f" {d['p50_ms']:.0f} / {d['p99_ms']:.0f} | {i['p50_ms']:.0f} / {i['p99_ms']:.0f} "
-                          f"| {d['queries']} ({d['errors']}) / {i['queries']} ({i['errors']}) |")
+                          f"| {d['queries']} ({d['errors']}) / {i['queries']} ({i['errors']}) "
+                          f"| {i['cpu_ms_per_query']['hbingest']:.1f} / {i['cpu_ms_per_query']['hbase']:.1f} "
+                          f"/ {i['cpu_ms_per_query']['thrift2']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
