@@ -143,6 +143,7 @@ class Result:
     peak_rss_mib: float
     jvm_cpu: dict[str, float]
     rows: int = 0
+    cells: int = 0
     extra: dict = field(default_factory=dict)
 
     @property
@@ -165,6 +166,7 @@ class Bench:
         self.tmp = Path(tempfile.mkdtemp(prefix="hbingest-compare-"))
         self.classpath = self.compile_peers()
         self.commands: list[str] = []  # what was run, for RESULTS.md
+        self.cell_digest: tuple[str, int, str] | None = None  # (contender, cells, SHA-256) of the first run
 
     # -- setup
 
@@ -230,13 +232,23 @@ class Bench:
     def drop_table(self, table: str) -> None:
         run(self.java("TableTool", self.stack.zookeeper, "drop", table))
 
-    def verify_rows(self, table: str, contender: str) -> int:
-        rows = int(run(self.java("TableTool", self.stack.zookeeper, "count", table)).strip())
-        if rows != self.args.events:
+    def verify_rows(self, table: str, contender: str) -> tuple[int, int, str]:
+        """Rows, cells and the digest of every cell of the table (TableTool cells); a row missing fails."""
+        rows, cells, digest = run(self.java("TableTool", self.stack.zookeeper, "cells", table)).split()
+        if int(rows) != self.args.events:
             raise BenchmarkBroken(
                 f"{contender}: table {table} holds {rows} rows, expected {self.args.events}: "
-                f"{self.args.events - rows} row(s) missing")
-        return rows
+                f"{self.args.events - int(rows)} row(s) missing")
+        # Every contender of the run wrote the same events: its cells must be the first one's, byte
+        # for byte (keys, families, qualifiers, timestamps, values).
+        if self.cell_digest is None:
+            self.cell_digest = (contender, int(cells), digest)
+        elif (int(cells), digest) != self.cell_digest[1:]:
+            first, first_cells, first_digest = self.cell_digest
+            raise BenchmarkBroken(
+                f"{contender}: table {table} holds {cells} cells with digest {digest[:16]}..., but {first}'s "
+                f"table held {first_cells} cells with digest {first_digest[:16]}...: the cells differ")
+        return int(rows), int(cells), digest
 
     # -- one run of each contender
 
@@ -368,7 +380,7 @@ class Bench:
         self.fresh_table(table)
         try:
             result = getattr(self, f"run_{contender}")(table, rnd, **kwargs)
-            result.rows = self.verify_rows(table, contender)
+            result.rows, result.cells, _ = self.verify_rows(table, contender)
         finally:
             self.drop_table(table)
         log(f"round {rnd} {contender:8} {result.events_per_s:9.0f} events/s  {result.seconds:6.1f} s  "
@@ -551,6 +563,7 @@ def mmm(values: list[float], fmt: str) -> str:
 
 
 def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Result]], queries: list[Result]) -> str:
+    self_digest = bench.cell_digest[2] if bench.cell_digest else ""
     lines = [
         "# Ingest comparison (`bench/compare.sh`)",
         "",
@@ -564,7 +577,9 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
         f"{args.events:,} login/order events (no invalid ones) in {args.partitions} partitions, "
         f"`events` key preset with {args.buckets} salt buckets, each run into a freshly bootstrapped table "
         f"pre-split at the buckets, TTL {TTL_MS // 3_600_000} h (the preloaded events must not expire "
-        "during the rounds; everything else is the default config). Rows counted after every run.",
+        "during the rounds; everything else is the default config). After every run the table's rows are "
+        "counted and every cell digested (row, family, qualifier, timestamp, value): every run's cells must "
+        "equal the first run's, byte for byte" + (f" (SHA-256 {self_digest})" if self_digest else "") + ".",
         "",
         "Command:",
         "",
@@ -610,10 +625,10 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "",
             "Per run:",
             "",
-            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows |",
-            "|---|---|---|---|---|---|---|",
+            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows | cells |",
+            "|---|---|---|---|---|---|---|---|",
             *(f"| {r.round} | {r.contender} | {r.events_per_s:,.0f} | {r.seconds:.1f} | {r.cpu_per_million:.1f} "
-              f"| {r.peak_rss_mib:.0f} | {r.rows:,} |" for r in results),
+              f"| {r.peak_rss_mib:.0f} | {r.rows:,} | {r.cells:,} |" for r in results),
         ]
     if sweep:
         lines += [
