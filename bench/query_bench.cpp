@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "hbingest/connectors/hbase_admin.h"
@@ -128,6 +129,10 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "timed runs per query");
   app.add_option("--minutes", minutes, "event-time window the rows spread over");
   app.add_option("--concurrency", concurrency, "scans in flight (parallel mode)");
+  std::string mode = "both";
+  app.add_option("--mode", mode, "parallel, serial or both (one mode alone: to account the servers' CPU per mode)")
+      ->check(CLI::IsMember({"both", "parallel", "serial"}))
+      ->capture_default_str();
   app.add_option("--via", vias, "NAME=HOST:PORT: also query through this endpoint (repeatable)");
   app.add_flag("--keep", keep, "keep the tables (default: delete them at the end)");
   CLI11_PARSE(app, argc, argv);
@@ -190,11 +195,22 @@ int main(int argc, char** argv) {
         q.from_ms = c.from;
         q.to_ms = c.to;
         q.limit = c.limit;
-        const Timing parallel = time_query(engine, q, false, repeat);
-        const Timing serial = time_query(engine, q, true, repeat);
-        std::printf("| %s | %d | %s | %s | %zu | %.1f / %.1f | %.1f / %.1f | %.1f× |\n", path.c_str(), buckets, c.range,
-                    c.limit ? std::to_string(c.limit).c_str() : "none", parallel.rows, parallel.p50_ms, parallel.p99_ms,
-                    serial.p50_ms, serial.p99_ms, serial.p50_ms / parallel.p50_ms);
+        const Timing parallel = mode == "serial" ? Timing{} : time_query(engine, q, false, repeat);
+        const Timing serial = mode == "parallel" ? Timing{} : time_query(engine, q, true, repeat);
+        // A mode not run prints "-", and so does the speedup without both.
+        const auto cell = [](bool ran, const char* format, double a, double b = 0) {
+          if (!ran) return std::string("-");
+          char text[64];
+          std::snprintf(text, sizeof(text), format, a, b);
+          return std::string(text);
+        };
+        const bool ran_parallel = mode != "serial";
+        const bool ran_serial = mode != "parallel";
+        std::printf("| %s | %d | %s | %s | %zu | %s | %s | %s |\n", path.c_str(), buckets, c.range,
+                    c.limit ? std::to_string(c.limit).c_str() : "none", std::max(parallel.rows, serial.rows),
+                    cell(ran_parallel, "%.1f / %.1f", parallel.p50_ms, parallel.p99_ms).c_str(),
+                    cell(ran_serial, "%.1f / %.1f", serial.p50_ms, serial.p99_ms).c_str(),
+                    cell(ran_parallel && ran_serial, "%.1f×", serial.p50_ms / parallel.p50_ms).c_str());
         std::fflush(stdout);
       }
     }
