@@ -17,12 +17,13 @@ using connectors::TopicPartition;
 // Resume a paused partition only once it is well below its limit, so it does not flap.
 constexpr double kResumeFraction = 0.8;
 // How long the loop holds at an in-flight limit, taking no message while the writers drain, before
-// it pauses partitions. A pause costs a refetch: librdkafka drops what it has prefetched for a
-// paused partition and delivers again only ~0.4 s after the resume, so pausing at every brush
-// with the limit starved the writers (busy 60 % of a run). Holding does not poll, which serves
-// rebalances, so it ends soon: a limit still reached after it means the writers are stuck, and
-// then pausing (and polling for rebalances) is right. While the loop holds, librdkafka's prefetch
-// stays within queued.max.messages.kbytes.
+// it pauses partitions. A pause costs a refetch: librdkafka purges what it has prefetched for a
+// paused partition and fetches it again after the resume (librdkafka #2052, #5343), and at full
+// speed the writers then ran dry before messages came again; pausing at every brush with the limit
+// kept them busy 60 % of a run (bench/README.md, "The gap to the ceiling"). Holding does not
+// poll, which serves rebalances, so it ends soon: a limit still reached after it means the writers
+// are stuck, and then pausing (and polling for rebalances) is right. While the loop holds,
+// librdkafka's prefetch stays within queued.max.messages.kbytes.
 constexpr std::chrono::milliseconds kHoldBeforePause{1000};
 // How long one turn of the loop waits for a completion while it holds.
 constexpr std::chrono::milliseconds kHoldWait{20};
