@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "hbingest/keyspec/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
@@ -55,6 +56,52 @@ TEST(JsonEvent, MemberTextIsWhatACellHolds) {
   EXPECT_EQ(text(6), "false");
   EXPECT_EQ(text(7), "");
   EXPECT_EQ(text(8), R"({"a":[1,{"b":null}]})");
+}
+
+// The exact text of the values whose text is easy to get subtly wrong; a cell holds these bytes, so
+// any change in how a value becomes text must keep every line below.
+TEST(JsonEvent, MemberTextOfTrickyValuesIsPinned) {
+  using namespace std::string_literals;
+  JsonEvent event;
+  ASSERT_FALSE(event.parse(R"({"a":0.1, "b":-0.0, "c":-0, "d":1e-7, "e":5e-324, "f":1.7976931348623157e308,
+      "g":1.2345678901234568e+29, "h":-9223372036854775808, "i":9223372036854775807, "j":9223372036854775808,
+      "k":100.0, "l":1E2, "m":-1.5, "n":2.5e-5, "o":1e16, "p":1e15, "t":1.0e0, "u":123.456,
+      "q":"\u00e9\u0000\u0001\n\"\\\/\ud83d\ude00\u2028",
+      "r": [ 1.0 , -0.0, -0, 0.1, 1e21, 18446744073709551615, -1, "\u00e9\u0001\t\"", {"x" : [ ] , "y": { } },
+             true, null ],
+      "s":{ "k\u00e9y" : "v\"" ,"n" : { "m" : [ [ ], [ 1 ] ] } }})"));
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < event.member_count(); ++i) {
+    std::string out = "prefix:";
+    event.append_text(i, out);
+    texts.push_back(out.substr(7));
+  }
+  const std::vector<std::string> expected = {
+      "0.1",
+      "-0.0",  // negative zero keeps its sign and, integral, its ".0"
+      "0",     // -0 without a fraction is the integer 0
+      "1e-07",
+      "5e-324",
+      "1.7976931348623157e+308",
+      "1.2345678901234568e+29",
+      "-9223372036854775808",
+      "9223372036854775807",
+      "9223372036854775808",  // above int64: exact
+      "100.0",
+      "100.0",
+      "-1.5",
+      "2.5e-05",
+      "1e+16",
+      "1e+15",
+      "1.0",
+      "123.456",
+      "\xc3\xa9\0\x01\n\"\\/\xf0\x9f\x98\x80\xe2\x80\xa8"s,  // strings unescaped, as they are
+      R"([1.0,-0.0,0,0.1,1e+21,18446744073709551615,-1,")"
+      "\xc3\xa9"
+      R"(\u0001\t\"",{"x":[],"y":{}},true,null])",  // nested: minified, escaped again where JSON must
+      "{\"k\xc3\xa9y\":\"v\\\"\",\"n\":{\"m\":[[],[1]]}}",
+  };
+  EXPECT_EQ(texts, expected);
 }
 
 TEST(JsonEvent, ParseFailuresSayWhy) {
