@@ -71,6 +71,7 @@ std::optional<FieldValue> JsonEvent::field(std::string_view name) const {
 std::size_t JsonEvent::member_count() const { return impl_->members.size(); }
 std::string_view JsonEvent::member_name(std::size_t i) const { return impl_->members.at(i).name; }
 FieldValue JsonEvent::member_value(std::size_t i) const { return value_of(impl_->members.at(i).value); }
+bool JsonEvent::member_is_null(std::size_t i) const { return impl_->members.at(i).value.is_null(); }
 
 void JsonEvent::append_text(std::size_t i, std::string& out) const {
   const element& value = impl_->members.at(i).value;

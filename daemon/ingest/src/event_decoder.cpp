@@ -126,8 +126,12 @@ std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage
                     (config.columns != config::ColumnsMode::fields ? 1 : 0));
   if (config.columns != config::ColumnsMode::raw) {
     for (std::size_t i = 0; i < json.member_count(); ++i) {
-      if (!config.write_null_fields && std::holds_alternative<std::monostate>(json.member_value(i))) continue;
-      auto& cell = out.cells.emplace_back(connectors::Cell{config.family, std::string(json.member_name(i)), {}});
+      if (!config.write_null_fields && json.member_is_null(i)) continue;
+      // Built in place: a Cell made first and moved in copied and cleared its three strings again
+      // (perf: 6 % of an order's CPU in vector<Cell>::emplace_back).
+      auto& cell = out.cells.emplace_back();
+      cell.family = config.family;
+      cell.qualifier = json.member_name(i);
       json.append_text(i, cell.value);
     }
   }

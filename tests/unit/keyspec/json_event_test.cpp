@@ -36,6 +36,8 @@ TEST(JsonEvent, ARepeatedNameReadsAsItsLastValue) {
   ASSERT_EQ(event.member_count(), 4u) << "members list every occurrence";
   EXPECT_EQ(event.member_name(0), "user");
   EXPECT_EQ(event.member_value(0), FieldValue{std::string_view("first")});
+  EXPECT_FALSE(event.member_is_null(0));
+  EXPECT_TRUE(event.member_is_null(3));
 }
 
 TEST(JsonEvent, MemberTextIsWhatACellHolds) {

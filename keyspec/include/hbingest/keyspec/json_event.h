@@ -41,6 +41,7 @@ class JsonEvent final : public EventFields {
   std::size_t member_count() const;
   std::string_view member_name(std::size_t i) const;
   FieldValue member_value(std::size_t i) const;
+  bool member_is_null(std::size_t i) const;  // member_value(i) is monostate, without making the value
   // Appends member i as text: strings as they are, integers in decimal (exact above int64 too),
   // floats as the shortest text that reads back to the same double with an integral one keeping
   // ".0" (410.0 stays "410.0", as Python and Java producers write it), true/false, nothing for
