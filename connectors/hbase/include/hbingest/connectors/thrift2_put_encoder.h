@@ -7,8 +7,9 @@
 // the destruction and the serialisation together were about 20 % of the daemon's CPU in perf
 // (bench/README.md, "CPU per event"). This writes the same bytes, the message exactly as
 // THBaseServiceClient::send_putMultiple writes it (fields in the IDL's order with its ids,
-// connectors/hbase/thrift/hbase.thrift), through Thrift's own protocol classes bound statically
-// to a reused memory buffer: no copy of a cell, no allocation once the buffer has grown.
+// connectors/hbase/thrift/hbase.thrift), into a reused buffer: the binary protocol by hand with a
+// local cursor (why: thrift2_put_encoder.cpp), the compact one through Thrift's own protocol class
+// bound statically to the buffer. No copy of a cell, no allocation once the buffer has grown.
 // tests/unit/hbase/thrift2_put_encoder_test.cpp compares the bytes with the generated client's.
 //
 // Not thread-safe: one encoder per writer (it reuses its buffer).
@@ -37,6 +38,7 @@ class Thrift2PutEncoder {
 
  private:
   class Writer;
+  class BinaryWriter;
   template <typename Protocol>
   class ProtocolWriter;
   std::unique_ptr<Writer> writer_;
