@@ -222,9 +222,10 @@ class Bench:
         path.write_text(json.dumps(cfg, indent=1))  # JSON is YAML
         return path
 
-    @staticmethod
-    def writers(overrides: dict | None) -> int:
-        return int((overrides or {}).get("writers", 4))  # config::WriterConfig's default
+    def writers(self, config: Path) -> int:
+        """writer.writers as the daemon reads `config` (its default included), not a copy of it here."""
+        effective = run([self.hb, "check-config", str(config), "--print-effective"])
+        return int(re.search(r"^\s+writers: (\d+)$", effective, re.M).group(1))
 
     def fresh_table(self, table: str) -> None:
         run([self.hb, "bootstrap", "--config", str(self.config(table, "unused", 0))])
@@ -288,7 +289,7 @@ class Bench:
             jvm_after = self.stack.jvm_cpu()
             cpu, rss = proc_cpu_seconds(proc.pid), proc_peak_rss_mib(proc.pid)
             progress.append((seconds, done))
-            extra = {"writers": writer_stats(port, seconds, self.writers(overrides), inflight_samples),
+            extra = {"writers": writer_stats(port, seconds, self.writers(config), inflight_samples),
                      "progress": progress_stats(progress, self.args.events)}
             if query_load:
                 extra["queries_during_ingest"] = query_load.stop()
