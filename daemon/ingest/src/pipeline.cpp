@@ -501,6 +501,22 @@ void Pipeline::release(const std::vector<TopicPartition>& partitions) {
   std::vector<std::pair<std::string, std::int32_t>> gone;
   for (const auto& tp : partitions) gone.emplace_back(tp.topic, tp.partition);
   observer_.on_partitions_revoked(gone);
+  // librdkafka keeps an application's pause on a partition through its revocation and any later
+  // assignment of it to this member (rdkafka_assignment.c lifts only its own rebalance pause): a
+  // partition paused here when it was lost would never be read again after it came back. Lifted
+  // now, while it is still assigned, whatever follows.
+  std::vector<TopicPartition> paused_here;
+  for (const auto& tp : partitions) {
+    if (paused_.contains(tp)) paused_here.push_back(tp);
+  }
+  if (!paused_here.empty()) {
+    try {
+      source_.resume(paused_here);
+    } catch (const std::exception& e) {
+      spdlog::error("lifting the pause of {} released partition(s) failed; if assigned again they stay paused: {}",
+                    paused_here.size(), e.what());
+    }
+  }
   for (const auto& tp : partitions) {
     tracker_.forget(tp);
     assigned_.erase(tp);

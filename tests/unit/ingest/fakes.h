@@ -239,10 +239,9 @@ class FakeSource final : public connectors::Source {
     if (listener_) (listener_->*callback)(tps);
     {
       std::lock_guard lock(mutex_);
-      for (const auto& tp : tps) {
-        partitions_.erase(tp);
-        paused_.erase(tp);
-      }
+      // The pause stays: librdkafka keeps an application's pause on the partition through a revoke
+      // and a later assignment of it (its assignment code resets only its own rebalance pause).
+      for (const auto& tp : tps) partitions_.erase(tp);
       std::erase_if(queue_, [&](const connectors::SourceMessage& m) {
         return std::find(tps.begin(), tps.end(), connectors::TopicPartition{m.topic, m.partition}) != tps.end();
       });
@@ -277,7 +276,7 @@ struct FakeTable {
   bool down = false;                  // every write throws a retriable error
   std::set<std::string> poison_rows;  // rows rejected for good
   std::string reject_reason = "fake: row rejected";
-  int transient_failures = 0;  // the next writes throw a retriable error (RegionTooBusy-like)
+  int transient_failures = 0;                // the next writes throw a retriable error (RegionTooBusy-like)
   std::chrono::milliseconds write_delay{0};  // every write takes this long (a gateway's round trip)
 };
 
