@@ -364,6 +364,19 @@ class Daemon:
     def log_text(self):
         return Path(self.log_path).read_text(errors="replace")
 
+    def diagnosis(self, metric_prefixes=("hbingest_committed_offset", "hbingest_consumer_lag",
+                                         "hbingest_paused_partitions", "hbingest_inflight_",
+                                         "hbingest_events_consumed_total", "hbingest_rows_written_total",
+                                         "hbingest_commit_failures_total", "hbingest_kafka_commit_failures_total")):
+        """What a failed wait needs to be understood from CI's output alone: the named metrics'
+        samples and the end of the daemon's log."""
+        try:
+            samples = [line for line in self.metrics_text().splitlines()
+                       if line.startswith(metric_prefixes)]
+        except OSError as error:
+            samples = [f"/metrics unreadable: {error}"]
+        return "\n".join(samples) + "\n--- end of the daemon's log ---\n" + self.log_text()[-6000:]
+
 
 def serve(tmp_path, table, name="serve", **overrides):
     """`hbingest serve` (queries only) over `table`, started."""

@@ -66,8 +66,11 @@ def check_recovered_and_complete(daemon, stream, table, peak_kib, what):
     stored = count_rows(table)
     assert stored >= committed, f"after {what}: {committed} events committed but only {stored} rows stored"
     stream.join()
-    wait_for(lambda: daemon.metric("hbingest_committed_offset") >= len(stream.events) and
-             daemon.metric("hbingest_consumer_lag") == 0, 300, f"lag to drain after {what}")
+    try:
+        wait_for(lambda: daemon.metric("hbingest_committed_offset") >= len(stream.events) and
+                 daemon.metric("hbingest_consumer_lag") == 0, 300, f"lag to drain after {what}")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{daemon.diagnosis()}") from None
     wait_for(lambda: daemon.ready(), 60, f"/readyz ready again after {what}")
     assert daemon.metric("hbingest_paused_partitions") == 0, f"consumption resumed by itself after {what}"
     assert daemon.process.poll() is None, "the daemon stayed up"
