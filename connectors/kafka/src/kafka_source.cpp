@@ -144,6 +144,7 @@ class KafkaSource::Impl {
   Impl& operator=(Impl&&) = delete;
 
   void set_listener(RebalanceListener* listener) noexcept { listener_ = listener; }
+  void set_commit_listener(CommitListener* listener) noexcept { commit_listener_ = listener; }
 
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
@@ -170,7 +171,7 @@ class KafkaSource::Impl {
     if (offsets.empty()) return;
     const auto list = detail::to_partition_list(offsets);
     const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), 1);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, nullptr);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, offsets);
   }
 
   void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) {
@@ -369,19 +370,25 @@ class KafkaSource::Impl {
     return out;
   }
 
-  void record_async_commit_failure(rd_kafka_resp_err_t err, const rd_kafka_topic_partition_list_t* offsets) {
+  static std::vector<PartitionOffset> to_offsets(const rd_kafka_topic_partition_list_t* list) {
+    std::vector<PartitionOffset> out;
+    if (list == nullptr) return out;
+    for (int i = 0; i < list->cnt; ++i)
+      out.push_back({{list->elems[i].topic, list->elems[i].partition}, list->elems[i].offset});
+    return out;
+  }
+
+  void report_async_commit_acknowledged(const std::vector<PartitionOffset>& offsets) {
+    if (commit_listener_ == nullptr || offsets.empty()) return;
+    guard_.guarded("on_commit_acknowledged", [&] { commit_listener_->on_commit_acknowledged(offsets); });
+  }
+
+  void record_async_commit_failure(rd_kafka_resp_err_t err, const std::vector<PartitionOffset>& offsets) {
     ++failed_async_commits_;
-    if (options_.on_async_commit_failure) {
-      guard_.guarded("on_async_commit_failure", [&] { options_.on_async_commit_failure(); });
-    }
-    std::vector<PartitionOffset> what;
-    if (offsets != nullptr) {
-      for (int i = 0; i < offsets->cnt; ++i) {
-        what.push_back({{offsets->elems[i].topic, offsets->elems[i].partition}, offsets->elems[i].offset});
-      }
-    }
-    log_limited(err, "commit " + describe(what) + " failed: " + rd_kafka_err2str(err) +
-                         " (the events are stored; a later commit covers them)");
+    const std::string error = rd_kafka_err2str(err);
+    log_limited(err, "commit " + describe(offsets) + " failed: " + error + " (the events are stored; sent again)");
+    if (commit_listener_ == nullptr) return;
+    guard_.guarded("on_commit_failed", [&] { commit_listener_->on_commit_failed(offsets, error); });
   }
 
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions,
@@ -447,18 +454,23 @@ class KafkaSource::Impl {
   static void on_offset_commit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets,
                                void* opaque) {
     Impl& impl = self(opaque);
-    // _NO_OFFSET: there was nothing to commit, which is not a failure.
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      if (offsets == nullptr) return;
-      for (int i = 0; i < offsets->cnt; ++i) {
-        if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          impl.record_async_commit_failure(offsets->elems[i].err, offsets);
-          return;
-        }
-      }
+    // _NO_OFFSET: nothing needed committing (librdkafka had these offsets committed already).
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      impl.record_async_commit_failure(err, to_offsets(offsets));
       return;
     }
-    impl.record_async_commit_failure(err, offsets);
+    if (offsets == nullptr) return;
+    // Per partition: one may be refused (unknown partition, not authorized) while others are stored.
+    std::vector<PartitionOffset> stored;
+    for (int i = 0; i < offsets->cnt; ++i) {
+      const auto& elem = offsets->elems[i];
+      if (elem.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        stored.push_back({{elem.topic, elem.partition}, elem.offset});
+      } else {
+        impl.record_async_commit_failure(elem.err, {{{elem.topic, elem.partition}, elem.offset}});
+      }
+    }
+    impl.report_async_commit_acknowledged(stored);
   }
 
   static void on_error(rd_kafka_t* rk, int err_code, const char* reason, void* opaque) {
@@ -481,6 +493,7 @@ class KafkaSource::Impl {
 
   KafkaSourceOptions options_;
   RebalanceListener* listener_ = nullptr;
+  CommitListener* commit_listener_ = nullptr;
   CallbackGuard guard_{"kafka consumer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};
   std::uint64_t failed_async_commits_ = 0;
@@ -497,6 +510,7 @@ KafkaSource::KafkaSource(KafkaSourceOptions options) : impl_(std::make_unique<Im
 KafkaSource::~KafkaSource() = default;
 
 void KafkaSource::set_rebalance_listener(RebalanceListener* listener) noexcept { impl_->set_listener(listener); }
+void KafkaSource::set_commit_listener(CommitListener* listener) noexcept { impl_->set_commit_listener(listener); }
 
 std::vector<SourceMessage> KafkaSource::poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
   return impl_->poll(max_messages, timeout);

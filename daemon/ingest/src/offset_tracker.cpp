@@ -70,13 +70,26 @@ std::optional<std::int64_t> OffsetTracker::committable(const connectors::TopicPa
   return state.next_after_last;
 }
 
-std::vector<connectors::PartitionOffset> OffsetTracker::uncommitted() const {
+std::vector<connectors::PartitionOffset> OffsetTracker::uncommitted(
+    std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration resend_after) const {
   std::vector<connectors::PartitionOffset> out;
   for (const auto& [tp, state] : partitions_) {
     const auto position = committable(tp);
-    if (position && *position > state.committed) out.push_back({tp, *position});
+    if (!position || *position <= state.committed) continue;
+    if (*position == state.sent && now - state.sent_at < resend_after) continue;  // answer still due
+    out.push_back({tp, *position});
   }
   return out;
+}
+
+void OffsetTracker::mark_sent(const std::vector<connectors::PartitionOffset>& offsets,
+                              std::chrono::steady_clock::time_point now) {
+  for (const auto& po : offsets) {
+    const auto it = partitions_.find(po.tp);
+    if (it == partitions_.end()) continue;
+    it->second.sent = po.offset;
+    it->second.sent_at = now;
+  }
 }
 
 void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset>& offsets) {
@@ -84,6 +97,20 @@ void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset
     const auto it = partitions_.find(po.tp);
     if (it != partitions_.end()) it->second.committed = std::max(it->second.committed, po.offset);
   }
+}
+
+void OffsetTracker::mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets) {
+  for (const auto& po : offsets) {
+    const auto it = partitions_.find(po.tp);
+    // Only the commit awaited: a later one, for a higher position, may still succeed.
+    if (it != partitions_.end() && it->second.sent == po.offset) it->second.sent = -1;
+  }
+}
+
+std::optional<std::int64_t> OffsetTracker::committed(const connectors::TopicPartition& tp) const {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end() || it->second.committed < 0) return std::nullopt;
+  return it->second.committed;
 }
 
 std::size_t OffsetTracker::window(const connectors::TopicPartition& tp) const {

@@ -61,11 +61,15 @@ Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connecto
       decoder_(options_.decode),
       batcher_(options_.batch) {
   source_.set_rebalance_listener(this);
+  source_.set_commit_listener(this);
 }
 
 // The source may outlive the pipeline (run_command destroys the pipeline first) and closes itself
 // on destruction: it must not call a listener that is gone.
-Pipeline::~Pipeline() { source_.set_rebalance_listener(nullptr); }
+Pipeline::~Pipeline() {
+  source_.set_commit_listener(nullptr);
+  source_.set_rebalance_listener(nullptr);
+}
 
 void Pipeline::run(const std::atomic<bool>& stop) {
   try {
@@ -385,7 +389,7 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
       if (const auto position = tracker_.committable(tp)) offsets.push_back({tp, *position});
     }
   } else {
-    for (auto& po : tracker_.uncommitted()) {
+    for (auto& po : tracker_.uncommitted(Clock::now(), options_.commit_resend_after)) {
       if (assigned_.contains(po.tp)) offsets.push_back(std::move(po));
     }
   }
@@ -393,12 +397,14 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   try {
     if (synchronous) {
       source_.commit_sync(offsets, shutdown_.left_for(ShutdownStep::commit, options_.sync_commit_timeout));
+      on_commit_acknowledged(offsets);
     } else {
+      // Committed only once acknowledged (on_commit_acknowledged): taken as committed when sent, a
+      // commit that librdkafka never answered left an idle partition's lag behind for good.
+      tracker_.mark_sent(offsets, Clock::now());
       source_.commit_async(offsets);
     }
-    tracker_.mark_committed(offsets);
     ++stats_.commits;
-    for (const auto& po : offsets) observer_.on_commit(po.tp.topic, po.tp.partition, po.offset);
   } catch (const std::exception& e) {
     // Stored but not committed: a restart re-reads and rewrites identical cells. Not data loss.
     observer_.on_commit_failure();
@@ -466,6 +472,21 @@ bool Pipeline::drain_until(const std::function<bool()>& done, Clock::time_point 
     resend_due_dead_letters();
   }
   return done();
+}
+
+void Pipeline::on_commit_acknowledged(const std::vector<connectors::PartitionOffset>& offsets) {
+  for (const auto& po : offsets) {
+    // An answer for a partition given up since says nothing about its next owner's position.
+    if (!assigned_.contains(po.tp)) continue;
+    tracker_.mark_committed({po});
+    if (const auto committed = tracker_.committed(po.tp)) observer_.on_commit(po.tp.topic, po.tp.partition, *committed);
+  }
+}
+
+void Pipeline::on_commit_failed(const std::vector<connectors::PartitionOffset>& offsets, const std::string& /*error*/) {
+  // The source logs the error (rate-limited); the positions are sent again at the next commit.
+  observer_.on_async_commit_failure();
+  tracker_.mark_commit_failed(offsets);
 }
 
 void Pipeline::on_revoked(const std::vector<TopicPartition>& partitions) {

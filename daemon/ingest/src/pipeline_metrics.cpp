@@ -93,13 +93,14 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                           .Add({})),
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
       committed_offset_(
-          gauge(registry, "hbingest_committed_offset", "Last committed next-offset, by topic and partition.")),
+          gauge(registry, "hbingest_committed_offset",
+                "Last next-offset the group coordinator acknowledged as committed, by topic and partition.")),
       commit_failures_(counter(registry, "hbingest_commit_failures_total", "Offset commits that failed.").Add({})),
       // A family of its own, not a label on hbingest_commit_failures_total: that series (synchronous
       // commits on revoke and shutdown, the HbingestCommitFailures alert) keeps its identity.
       async_commit_failures_(counter(registry, "hbingest_kafka_commit_failures_total",
-                                     "Offset commits that failed, by mode (async: the periodic commits, each covered "
-                                     "by the next successful one).")
+                                     "Offset commits that failed, by mode (async: the periodic commits, each sent "
+                                     "again).")
                                  .Add({{"mode", "async"}})),
       consumer_lag_(
           gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),

@@ -308,6 +308,7 @@ class Daemon:
         self.command = command
         self.env = env
         self.config_path = str(config_path)
+        self.config = config
         self.http = "http://" + config["http"]["listen"]
         self.log_path = log_path
         self.process = None

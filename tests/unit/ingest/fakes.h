@@ -43,6 +43,7 @@ class FakeSource final : public connectors::Source {
   }
 
   void set_rebalance_listener(connectors::RebalanceListener* listener) noexcept override { listener_ = listener; }
+  void set_commit_listener(connectors::CommitListener* listener) noexcept override { commit_listener_ = listener; }
 
   std::vector<connectors::SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds) override {
     if (state_ != State::open) throw std::logic_error("fake source: poll() during or after close()");
@@ -51,6 +52,7 @@ class FakeSource final : public connectors::Source {
       std::vector<connectors::TopicPartition> tps = assignment();
       if (listener_) listener_->on_assigned(tps);
     }
+    answer_commits();
     rebalance(take(lose_next_), &connectors::RebalanceListener::on_lost);
     rebalance(take(revoke_next_), &connectors::RebalanceListener::on_revoked);
     if (const auto tps = take(assign_next_); !tps.empty()) {
@@ -80,8 +82,15 @@ class FakeSource final : public connectors::Source {
   void commit_async(const std::vector<connectors::PartitionOffset>& offsets) override {
     ensure_not_closed("commit");
     std::lock_guard lock(mutex_);
-    if (coordinator_unreachable_) return;  // KafkaSource reports it later, through metrics
+    // Never answered: no coordinator yet, or a commit that librdkafka lost across an outage.
+    if (coordinator_unreachable_ || drop_async_commits_) return;
+    if (fail_async_commits_ > 0) {
+      --fail_async_commits_;
+      answers_.push_back({offsets, false});
+      return;
+    }
     record(offsets);
+    answers_.push_back({offsets, true});
   }
   void commit_sync(const std::vector<connectors::PartitionOffset>& offsets,
                    std::chrono::milliseconds timeout) override {
@@ -141,6 +150,18 @@ class FakeSource final : public connectors::Source {
     std::lock_guard lock(mutex_);
     coordinator_unreachable_ = true;
   }
+  // While set, asynchronous commits vanish: neither stored nor ever answered.
+  void drop_async_commits(bool drop) {
+    std::lock_guard lock(mutex_);
+    drop_async_commits_ = drop;
+  }
+  // The next `count` asynchronous commits are answered with a failure (and not stored).
+  void fail_next_async_commits(int count) {
+    std::lock_guard lock(mutex_);
+    fail_async_commits_ = count;
+  }
+  // Asynchronous commits answered so far, stored or failed.
+  int async_commit_answers() const { return async_commit_answers_; }
   // The sum of the timeouts handed to commit_sync() and close(): what they may block for.
   std::chrono::milliseconds waits_granted() const {
     std::lock_guard lock(mutex_);
@@ -233,6 +254,24 @@ class FakeSource final : public connectors::Source {
     std::lock_guard lock(mutex_);
     return std::exchange(slot, {});
   }
+  // The answers to asynchronous commits, from poll() like librdkafka's offset_commit_cb; outside
+  // the lock, as the listener may commit again.
+  void answer_commits() {
+    std::vector<Answer> answers;
+    {
+      std::lock_guard lock(mutex_);
+      answers = std::exchange(answers_, {});
+    }
+    for (const auto& answer : answers) {
+      ++async_commit_answers_;
+      if (commit_listener_ == nullptr) continue;
+      if (answer.stored) {
+        commit_listener_->on_commit_acknowledged(answer.offsets);
+      } else {
+        commit_listener_->on_commit_failed(answer.offsets, "fake source: commit refused");
+      }
+    }
+  }
   // Outside the lock: the listener calls back into commit_sync(), pause() and assignment().
   void rebalance(const std::vector<connectors::TopicPartition>& tps, Callback callback) {
     if (tps.empty()) return;
@@ -259,6 +298,15 @@ class FakeSource final : public connectors::Source {
   std::atomic<int> revocations_{0};
   int pause_calls_ = 0;
   bool coordinator_unreachable_ = false;
+  bool drop_async_commits_ = false;
+  int fail_async_commits_ = 0;
+  struct Answer {
+    std::vector<connectors::PartitionOffset> offsets;
+    bool stored;
+  };
+  std::vector<Answer> answers_;
+  std::atomic<int> async_commit_answers_{0};
+  connectors::CommitListener* commit_listener_ = nullptr;
   std::chrono::milliseconds waits_granted_{0};
   std::atomic<State> state_{State::open};
   connectors::RebalanceListener* listener_ = nullptr;

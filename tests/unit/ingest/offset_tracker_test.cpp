@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 namespace hbingest::ingest {
@@ -9,11 +10,13 @@ namespace {
 
 const connectors::TopicPartition kP0{"events", 0};
 const connectors::TopicPartition kP1{"events", 1};
+const auto kT0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+constexpr std::chrono::seconds kResend{15};
 
 TEST(OffsetTracker, NothingTrackedNothingCommittable) {
   OffsetTracker tracker;
   EXPECT_FALSE(tracker.committable(kP0));
-  EXPECT_TRUE(tracker.uncommitted().empty());
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
 }
 
 TEST(OffsetTracker, CommitsOnlyBelowLowestPending) {
@@ -54,19 +57,61 @@ TEST(OffsetTracker, PartitionsAreIndependent) {
   EXPECT_EQ(tracker.pending(kP1), 0u);
 }
 
-TEST(OffsetTracker, UncommittedReportsOnlyMovedPositions) {
+TEST(OffsetTracker, UncommittedReportsOnlyPositionsNotAcknowledged) {
   OffsetTracker tracker;
   tracker.track(kP0, 0, 0);
   tracker.complete(kP0, 0);
-  auto first = tracker.uncommitted();
+  auto first = tracker.uncommitted(kT0, kResend);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].offset, 1);
   tracker.mark_committed(first);
-  EXPECT_TRUE(tracker.uncommitted().empty());
+  EXPECT_EQ(tracker.committed(kP0), 1);
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
   tracker.track(kP0, 1, 0);
-  EXPECT_TRUE(tracker.uncommitted().empty()) << "1 is pending, position still 1";
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty()) << "1 is pending, position still 1";
   tracker.complete(kP0, 1);
-  ASSERT_EQ(tracker.uncommitted().size(), 1u);
+  ASSERT_EQ(tracker.uncommitted(kT0, kResend).size(), 1u);
+}
+
+TEST(OffsetTracker, ASentCommitIsAwaitedThenSentAgainIfNeverAnswered) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 0, 0);
+  tracker.complete(kP0, 0);
+  tracker.mark_sent(tracker.uncommitted(kT0, kResend), kT0);
+  EXPECT_FALSE(tracker.committed(kP0)) << "sent is not committed";
+  EXPECT_TRUE(tracker.uncommitted(kT0 + kResend - std::chrono::milliseconds(1), kResend).empty())
+      << "its answer is still due";
+  const auto again = tracker.uncommitted(kT0 + kResend, kResend);
+  ASSERT_EQ(again.size(), 1u) << "no answer in time: sent again";
+  EXPECT_EQ(again[0].offset, 1);
+}
+
+TEST(OffsetTracker, AFailedCommitIsSentAgainAtOnce) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 0, 0);
+  tracker.complete(kP0, 0);
+  const auto sent = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(sent, kT0);
+  tracker.mark_commit_failed(sent);
+  EXPECT_EQ(tracker.uncommitted(kT0, kResend).size(), 1u);
+}
+
+TEST(OffsetTracker, AFailureOfAnOlderCommitKeepsAwaitingTheNewer) {
+  OffsetTracker tracker;
+  tracker.track(kP0, 0, 0);
+  tracker.complete(kP0, 0);
+  const auto older = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(older, kT0);
+  tracker.track(kP0, 1, 0);
+  tracker.complete(kP0, 1);
+  const auto newer = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(newer.size(), 1u) << "the position moved past the one awaited";
+  EXPECT_EQ(newer[0].offset, 2);
+  tracker.mark_sent(newer, kT0);
+  tracker.mark_commit_failed(older);
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
+  tracker.mark_committed(newer);
+  EXPECT_EQ(tracker.committed(kP0), 2);
 }
 
 TEST(OffsetTracker, RejectsOffsetsGoingBackwards) {

@@ -60,9 +60,15 @@ struct RecordingObserver final : PipelineObserver {
     retrying = letters;
     oldest_retry_ms = oldest.count();
   }
+  void on_commit(std::string_view, std::int32_t partition, std::int64_t offset) override {
+    if (partition == 0) reported_committed_p0 = offset;
+  }
+  void on_async_commit_failure() override { ++async_commit_failures; }
   std::atomic<int> rejected{0};
   std::atomic<std::size_t> retrying{0};
   std::atomic<std::int64_t> oldest_retry_ms{0};
+  std::atomic<std::int64_t> reported_committed_p0{-1};
+  std::atomic<int> async_commit_failures{0};
 };
 
 // Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
@@ -676,6 +682,40 @@ TEST(Pipeline, ShutdownWithHBaseAndTheGroupCoordinatorDownStaysWithinOneBudget) 
   EXPECT_LT(took, 2s + 1500ms);
   EXPECT_EQ(h.rows(), 0u);
   EXPECT_LE(h.committed(0), 0);
+}
+
+TEST(Pipeline, AnAsyncCommitNeverAnsweredIsNotTakenAsCommittedAndIsSentAgain) {
+  // librdkafka 2.0.2 lost a commit made across a 30 s broker black hole without ever calling back
+  // (the Kafka-link fault test): taken as committed when sent, the idle partition's offset stayed
+  // behind its stored events for good, and the reported committed offset was one never stored.
+  auto setup = test_setup();
+  setup.options.commit_resend_after = 200ms;
+  Harness h(setup);
+  h.source.drop_async_commits(true);
+  for (int o = 0; o < 10; ++o) h.source.push("events", 0, o, login_event(kNowMs));
+  bool answering = false;
+  std::int64_t reported_while_dropped = -2;
+  h.run_until([&] {
+    const auto* pipeline = h.running.load();
+    if (!answering && h.rows() == 10 && pipeline != nullptr && pipeline->stats().commits >= 3) {
+      reported_while_dropped = h.observer.reported_committed_p0;
+      h.source.drop_async_commits(false);  // the broker is back; nothing new arrives
+      answering = true;
+    }
+    return answering && h.committed(0) == 10 && h.observer.reported_committed_p0 == 10;
+  });
+  EXPECT_EQ(reported_while_dropped, -1) << "an unanswered commit was reported as committed";
+  EXPECT_EQ(h.committed(0), 10);
+  EXPECT_EQ(h.observer.reported_committed_p0, 10);
+}
+
+TEST(Pipeline, AFailedAsyncCommitIsCountedAndSentAgain) {
+  Harness h(test_setup());
+  h.source.fail_next_async_commits(3);
+  for (int o = 0; o < 10; ++o) h.source.push("events", 0, o, login_event(kNowMs));
+  h.run_until([&] { return h.committed(0) == 10 && h.observer.reported_committed_p0 == 10; });
+  EXPECT_EQ(h.observer.async_commit_failures, 3);
+  EXPECT_EQ(h.committed(0), 10);
 }
 
 // ---- Rebalances -------------------------------------------------------------------------------

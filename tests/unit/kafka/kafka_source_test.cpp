@@ -224,17 +224,31 @@ TEST(KafkaSourceOnMockCluster, LostAssignmentReachesTheListenerAsLostNotRevoked)
   source.close(5s);
 }
 
-TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {
+// What a CommitListener heard, in order.
+struct RecordingCommitListener final : CommitListener {
+  void on_commit_acknowledged(const std::vector<PartitionOffset>& offsets) override {
+    for (const auto& po : offsets) acknowledged.push_back(po.offset);
+  }
+  void on_commit_failed(const std::vector<PartitionOffset>& offsets, const std::string& error) override {
+    for (const auto& po : offsets) failed.push_back(po.offset);
+    last_error = error;
+  }
+  std::vector<std::int64_t> acknowledged;
+  std::vector<std::int64_t> failed;
+  std::string last_error;
+};
+
+TEST(KafkaSource, TheAnswersToAsynchronousCommitsReachTheCommitListener) {
   testing::MockKafkaCluster cluster;
   cluster.create_topic("events", 1);
-  int failures = 0;
   KafkaSourceOptions options;
   options.bootstrap_servers = cluster.bootstrap_servers();
   options.group_id = "hbingest-unit-async-commit";
   options.topics = {"events"};
   options.close_timeout = 5s;
-  options.on_async_commit_failure = [&failures] { ++failures; };
   KafkaSource source(options);
+  RecordingCommitListener listener;
+  source.set_commit_listener(&listener);
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (source.assignment().empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
   ASSERT_FALSE(source.assignment().empty()) << "no assignment from the mock cluster";
@@ -243,14 +257,19 @@ TEST(KafkaSource, RefusedAsynchronousCommitReachesTheCallback) {
   constexpr std::int16_t kOffsetCommitApiKey = 8;
   rd_kafka_mock_push_request_errors(cluster.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
   source.commit_async({{{"events", 0}, 1}});
-  while (failures == 0 && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
-  EXPECT_EQ(failures, 1);
+  while (listener.failed.empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  EXPECT_EQ(listener.failed, std::vector<std::int64_t>{1});
+  EXPECT_FALSE(listener.last_error.empty());
+  EXPECT_TRUE(listener.acknowledged.empty());
   EXPECT_EQ(source.failed_async_commits(), 1u);
 
-  // The next one goes through and is not counted.
-  source.commit_async({{{"events", 0}, 1}});
-  source.commit_sync({{{"events", 0}, 1}}, 5s);
-  EXPECT_EQ(failures, 1);
+  // The next one is stored and acknowledged, and not counted as failed.
+  source.commit_async({{{"events", 0}, 2}});
+  while (listener.acknowledged.empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  EXPECT_EQ(listener.acknowledged, std::vector<std::int64_t>{2});
+  EXPECT_EQ(source.committed({{"events", 0}}, 5s).at(0).offset, 2);
+  EXPECT_EQ(source.failed_async_commits(), 1u);
+  source.set_commit_listener(nullptr);
   source.close(5s);
 }
 

@@ -146,7 +146,6 @@ int run_command(const Args& args) {
   source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
     pipeline_metrics.on_kafka_statistics(json);
   };
-  source_options.on_async_commit_failure = [&pipeline_metrics] { pipeline_metrics.on_async_commit_failure(); };
   // A TLS or SASL failure at startup throws from the constructors below (exit 1, naming the cause);
   // one after startup keeps the daemon running, counted and shown by /readyz (kafka_security_alarm.h).
   ingest::KafkaSecurityAlarm kafka_security;

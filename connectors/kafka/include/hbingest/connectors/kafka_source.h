@@ -26,11 +26,6 @@ struct KafkaSourceOptions {
   // from inside poll(), on the polling thread.
   int statistics_interval_ms = 0;
   std::function<void(const std::string& stats_json)> on_statistics;
-  // Called once per asynchronous commit that failed (refused by librdkafka at once, or answered
-  // with an error by the group coordinator; each is also logged, rate-limited), on the thread
-  // that polls or commits, so that the owner can count it (connectors export no metrics).
-  // Synchronous commits throw instead. Guarded like on_statistics.
-  std::function<void()> on_async_commit_failure;
   // Above zero, the constructor first waits up to this long for a broker to answer (TLS handshake
   // and SASL login included): a TLS or SASL failure before that throws KafkaError naming the cause
   // and the settings (see kafka_security.h); no answer at all only logs a warning (the broker may
@@ -56,6 +51,9 @@ struct KafkaSourceOptions {
 // until close() returns, poll() is not.
 // A synchronous commit waits on a private queue, so its timeout holds even without a coordinator
 // (librdkafka's own synchronous commit would wait forever).
+// The answer to commit_async reaches the CommitListener from inside poll() (or at once, from
+// commit_async(), when librdkafka refuses the request outright); every failure is also logged,
+// rate-limited, and counted.
 // Messages fetched but not yet polled when close() starts are dropped, never committed. Without a
 // listener (none set, or unregistered with nullptr) rebalances and close() only assign and
 // unassign. An exception thrown by the listener or on_statistics never crosses librdkafka: it
@@ -74,6 +72,7 @@ class KafkaSource final : public Source {
   KafkaSource& operator=(KafkaSource&&) = delete;
 
   void set_rebalance_listener(RebalanceListener* listener) noexcept override;
+  void set_commit_listener(CommitListener* listener) noexcept override;
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) override;
   void commit_async(const std::vector<PartitionOffset>& offsets) override;
   void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) override;

@@ -69,6 +69,20 @@ class RebalanceListener {
   virtual void on_assigned(const std::vector<TopicPartition>& partitions) = 0;
 };
 
+// What became of the offsets handed to Source::commit_async: the group coordinator's answer,
+// called from inside Source::poll() on the polling thread. An asynchronous commit may also never be
+// answered (librdkafka 2.0.2 dropped one made across a 30 s broker black hole without calling
+// back), so an owner takes offsets as committed only once they are acknowledged, and sends again
+// what stays unanswered.
+class CommitListener {
+ public:
+  virtual ~CommitListener() = default;
+  // Stored by the group coordinator.
+  virtual void on_commit_acknowledged(const std::vector<PartitionOffset>& offsets) = 0;
+  // Refused, or failed on the way; `error` says why.
+  virtual void on_commit_failed(const std::vector<PartitionOffset>& offsets, const std::string& error) = 0;
+};
+
 // Not thread-safe: one thread polls, commits, pauses and resumes.
 class Source {
  public:
@@ -77,10 +91,11 @@ class Source {
   // unregisters itself before it goes (from its destructor, hence noexcept). With none, rebalances
   // and close() only assign and unassign.
   virtual void set_rebalance_listener(RebalanceListener* listener) noexcept = 0;
+  // The same contract for the answers to commit_async (none set: they are only logged).
+  virtual void set_commit_listener(CommitListener* listener) noexcept = 0;
   // Up to max_messages messages, waiting at most `timeout` for the first. Throws on fatal errors.
   virtual std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) = 0;
-  // Hands the next-offsets to the background commit; failures are reported through the log and
-  // metrics (a later commit covers them).
+  // Hands the next-offsets to the background commit; its answer reaches the CommitListener.
   virtual void commit_async(const std::vector<PartitionOffset>& offsets) = 0;
   // Commits the next-offsets and waits at most `timeout` for the group coordinator's answer: the
   // caller's time budget (a rebalance, the shutdown) bounds it. Throws on failure or timeout.

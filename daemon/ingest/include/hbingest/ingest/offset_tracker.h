@@ -14,6 +14,7 @@
 //
 // Not thread-safe: owned by the pipeline thread; writers report completions through a queue.
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -35,9 +36,18 @@ class OffsetTracker {
   // Next offset to commit for `tp` (Kafka semantics: first offset not yet done), if any offset
   // was tracked since the partition was assigned.
   std::optional<std::int64_t> committable(const connectors::TopicPartition& tp) const;
-  // Committable positions that moved since the last call to mark_committed.
-  std::vector<connectors::PartitionOffset> uncommitted() const;
+  // Committable positions the group coordinator has not acknowledged yet, except those sent less
+  // than `resend_after` before `now` and still unanswered (an answer may never come: CommitListener).
+  std::vector<connectors::PartitionOffset> uncommitted(std::chrono::steady_clock::time_point now,
+                                                       std::chrono::steady_clock::duration resend_after) const;
+  // Handed to an asynchronous commit at `now`; its answer is still to come.
+  void mark_sent(const std::vector<connectors::PartitionOffset>& offsets, std::chrono::steady_clock::time_point now);
+  // Acknowledged by the group coordinator.
   void mark_committed(const std::vector<connectors::PartitionOffset>& offsets);
+  // The commit failed: the positions are sent again at the next chance.
+  void mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets);
+  // The highest acknowledged position of `tp`, if any since the partition was assigned.
+  std::optional<std::int64_t> committed(const connectors::TopicPartition& tp) const;
 
   std::size_t pending(const connectors::TopicPartition& tp) const;
   std::size_t pending_total() const { return pending_total_; }
@@ -59,7 +69,9 @@ class OffsetTracker {
   struct PartitionState {
     std::deque<Entry> window;           // tracked offsets not yet below the commit point, ascending
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
-    std::int64_t committed = -1;        // last position handed to mark_committed
+    std::int64_t committed = -1;        // highest acknowledged position
+    std::int64_t sent = -1;             // position of the unanswered commit, if any
+    std::chrono::steady_clock::time_point sent_at{};
     std::size_t pending = 0;
     std::size_t pending_bytes = 0;
   };

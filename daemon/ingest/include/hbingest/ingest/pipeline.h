@@ -62,6 +62,9 @@ struct PipelineOptions {
   FlowLimits flow;
   std::size_t poll_batch = 1000;  // messages per poll
   std::chrono::milliseconds commit_interval{1000};
+  // A periodic commit still unanswered after this long is sent again (connectors::CommitListener:
+  // an answer may never come).
+  std::chrono::milliseconds commit_resend_after{15000};
   // The whole way out after a stop (or a failure): drain, final commit, leaving the group and the
   // caller's dead-letter flush all fit in it (shutdown_budget.h).
   std::chrono::milliseconds shutdown_deadline{30000};
@@ -86,7 +89,7 @@ class InvalidEventStop : public std::runtime_error {
 // Registers itself as the source's rebalance listener for its whole life and unregisters in its
 // destructor, so the source, the dead-letter sink, the writers, the router and the observer must
 // outlive it. Neither copyable nor movable (the source holds a pointer to it).
-class Pipeline final : public connectors::RebalanceListener {
+class Pipeline final : public connectors::RebalanceListener, public connectors::CommitListener {
  public:
   using NowMs = std::function<std::int64_t()>;  // wall clock in epoch ms (injected for tests)
 
@@ -112,6 +115,9 @@ class Pipeline final : public connectors::RebalanceListener {
   void on_revoked(const std::vector<connectors::TopicPartition>& partitions) override;
   void on_lost(const std::vector<connectors::TopicPartition>& partitions) override;
   void on_assigned(const std::vector<connectors::TopicPartition>& partitions) override;
+
+  void on_commit_acknowledged(const std::vector<connectors::PartitionOffset>& offsets) override;
+  void on_commit_failed(const std::vector<connectors::PartitionOffset>& offsets, const std::string& error) override;
 
  private:
   // Forgets partitions this member no longer owns (revoked or lost).

@@ -68,8 +68,7 @@ class PipelineMetrics final : public PipelineObserver {
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);
 
-  // One asynchronous offset commit failed (KafkaSourceOptions::on_async_commit_failure). Any thread.
-  void on_async_commit_failure();
+  void on_async_commit_failure() override;
   // One Kafka TLS or SASL failure after startup (KafkaSourceOptions / KafkaProducerOptions
   // on_security_error), by client: "consumer" or "dead_letter". Any thread.
   void on_kafka_security_error(std::string_view client);

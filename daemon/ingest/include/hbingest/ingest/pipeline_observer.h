@@ -34,8 +34,12 @@ class PipelineObserver {
   virtual void on_rows_rejected(std::size_t /*rows*/) {}
   virtual void on_inflight(std::size_t /*rows*/, std::size_t /*bytes*/) {}
   virtual void on_paused_partitions(std::size_t /*count*/) {}
+  // The group coordinator stored this next-offset (acknowledged, not merely sent).
   virtual void on_commit(std::string_view /*topic*/, std::int32_t /*partition*/, std::int64_t /*offset*/) {}
+  // A synchronous commit (on revoke, at the stop) failed or timed out.
   virtual void on_commit_failure() {}
+  // A periodic (asynchronous) commit failed; it is sent again.
+  virtual void on_async_commit_failure() {}
   // A route table's state as the table watch last saw it: writable, or missing/disabled/without
   // the family. Reported on the first verdict and on every change.
   virtual void on_table_available(const std::string& /*table*/, bool /*available*/) {}
