@@ -462,14 +462,19 @@ class KafkaSource::Impl {
     if (offsets == nullptr) return;
     // Per partition: one may be refused (unknown partition, not authorized) while others are stored.
     std::vector<PartitionOffset> stored;
+    std::vector<PartitionOffset> refused;
+    rd_kafka_resp_err_t refusal = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int i = 0; i < offsets->cnt; ++i) {
       const auto& elem = offsets->elems[i];
+      const PartitionOffset po{{elem.topic, elem.partition}, elem.offset};
       if (elem.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        stored.push_back({{elem.topic, elem.partition}, elem.offset});
+        stored.push_back(po);
       } else {
-        impl.record_async_commit_failure(elem.err, {{{elem.topic, elem.partition}, elem.offset}});
+        refused.push_back(po);
+        refusal = elem.err;
       }
     }
+    if (!refused.empty()) impl.record_async_commit_failure(refusal, refused);
     impl.report_async_commit_acknowledged(stored);
   }
 
