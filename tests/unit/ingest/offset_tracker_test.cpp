@@ -73,10 +73,15 @@ TEST(OffsetTracker, UncommittedReportsOnlyPositionsNotAcknowledged) {
   ASSERT_EQ(tracker.uncommitted(kT0, kResend).size(), 1u);
 }
 
+// Tracks `offset` of events/0 and completes it at once: its event is stored.
+void store(OffsetTracker& tracker, std::int64_t offset) {
+  tracker.track(kP0, offset, 0);
+  tracker.complete(kP0, offset);
+}
+
 TEST(OffsetTracker, ASentCommitIsAwaitedThenSentAgainIfNeverAnswered) {
   OffsetTracker tracker;
-  tracker.track(kP0, 0, 0);
-  tracker.complete(kP0, 0);
+  store(tracker, 0);
   tracker.mark_sent(tracker.uncommitted(kT0, kResend), kT0);
   EXPECT_FALSE(tracker.committed(kP0)) << "sent is not committed";
   EXPECT_TRUE(tracker.uncommitted(kT0 + kResend - std::chrono::milliseconds(1), kResend).empty())
@@ -88,8 +93,7 @@ TEST(OffsetTracker, ASentCommitIsAwaitedThenSentAgainIfNeverAnswered) {
 
 TEST(OffsetTracker, AFailedCommitIsSentAgainAtOnce) {
   OffsetTracker tracker;
-  tracker.track(kP0, 0, 0);
-  tracker.complete(kP0, 0);
+  store(tracker, 0);
   const auto sent = tracker.uncommitted(kT0, kResend);
   tracker.mark_sent(sent, kT0);
   tracker.mark_commit_failed(sent);
@@ -98,12 +102,10 @@ TEST(OffsetTracker, AFailedCommitIsSentAgainAtOnce) {
 
 TEST(OffsetTracker, AFailureOfAnOlderCommitKeepsAwaitingTheNewer) {
   OffsetTracker tracker;
-  tracker.track(kP0, 0, 0);
-  tracker.complete(kP0, 0);
+  store(tracker, 0);
   const auto older = tracker.uncommitted(kT0, kResend);
   tracker.mark_sent(older, kT0);
-  tracker.track(kP0, 1, 0);
-  tracker.complete(kP0, 1);
+  store(tracker, 1);
   const auto newer = tracker.uncommitted(kT0, kResend);
   ASSERT_EQ(newer.size(), 1u) << "the position moved past the one awaited";
   EXPECT_EQ(newer[0].offset, 2);
