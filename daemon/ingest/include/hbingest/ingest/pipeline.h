@@ -86,9 +86,9 @@ class InvalidEventStop : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Registers itself as the source's rebalance listener for its whole life and unregisters in its
-// destructor, so the source, the dead-letter sink, the writers, the router and the observer must
-// outlive it. Neither copyable nor movable (the source holds a pointer to it).
+// Registers itself as the source's rebalance and commit listener for its whole life and
+// unregisters in its destructor, so the source, the dead-letter sink, the writers, the router and
+// the observer must outlive it. Neither copyable nor movable (the source holds a pointer to it).
 class Pipeline final : public connectors::RebalanceListener, public connectors::CommitListener {
  public:
   using NowMs = std::function<std::int64_t()>;  // wall clock in epoch ms (injected for tests)

@@ -61,6 +61,7 @@ class PipelineMetrics final : public PipelineObserver {
   void on_paused_partitions(std::size_t count) override;
   void on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) override;
   void on_commit_failure() override;
+  void on_async_commit_failure() override;
   void on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) override;
   // From the table watch's thread.
   void on_table_available(const std::string& table, bool available) override;
@@ -68,7 +69,6 @@ class PipelineMetrics final : public PipelineObserver {
   // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
   void on_kafka_statistics(const std::string& json);
 
-  void on_async_commit_failure() override;
   // One Kafka TLS or SASL failure after startup (KafkaSourceOptions / KafkaProducerOptions
   // on_security_error), by client: "consumer" or "dead_letter". Any thread.
   void on_kafka_security_error(std::string_view client);
