@@ -51,6 +51,16 @@ Setup test_setup() {
   return setup;
 }
 
+// Flow control within a few polls: at most 20 events in flight (per partition too), taken 5 a
+// poll (the in-flight bound is soft by one poll batch).
+Setup small_inflight_bound() {
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_rows = 20;
+  setup.options.flow.max_inflight_rows_per_partition = 20;
+  setup.options.poll_batch = 5;
+  return setup;
+}
+
 // What the pipeline reports about dead letters, read by the test thread while it runs.
 struct RecordingObserver final : PipelineObserver {
   void on_dead_letter(connectors::DeadLetterOutcome outcome) override {
@@ -550,11 +560,7 @@ TEST(Pipeline, TransientWriteFailureIsRetriedNotDeadLettered) {
 }
 
 TEST(Pipeline, OutagePausesConsumptionCommitsNothingAndRecovers) {
-  auto setup = test_setup();
-  setup.options.flow.max_inflight_rows = 20;
-  setup.options.flow.max_inflight_rows_per_partition = 20;
-  setup.options.poll_batch = 5;  // the in-flight bound is soft by one poll batch
-  Harness h(setup);
+  Harness h(small_inflight_bound());
   h.table.down = true;
   for (int o = 0; o < 200; ++o) h.source.push("events", 0, o, login_event(kNowMs));
   bool paused_during_outage = false;
@@ -583,11 +589,7 @@ TEST(Pipeline, ReachingTheInflightLimitWhileWritesFlowHoldsWithoutPausing) {
   // At full speed consumption outruns the writers and reaches the limit again and again. Pausing
   // there made librdkafka drop its prefetched messages and refetch them after each resume, and the
   // writers idled 40 % of a run (bench/README.md): the loop holds instead while the writers drain.
-  auto setup = test_setup();
-  setup.options.flow.max_inflight_rows = 20;
-  setup.options.flow.max_inflight_rows_per_partition = 20;
-  setup.options.poll_batch = 5;
-  Harness h(setup);
+  Harness h(small_inflight_bound());
   h.table.write_delay = 5ms;
   for (int o = 0; o < 300; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
   std::int64_t most_unstored = 0;
@@ -872,12 +874,8 @@ TEST(PipelineRebalance, LostPartitionsAreDroppedWithoutWaitingOrCommitting) {
 TEST(PipelineRebalance, APartitionPausedWhenItIsLostIsConsumedWhenItComesBack) {
   // Paused by flow control (HBase down), then lost (the session timed out through a Kafka black
   // hole) and assigned again: librdkafka still holds the pause, so the member must lift it, or the
-  // partition is never read again (the fault tier's Kafka-link test stalled so in CI).
-  auto setup = test_setup();
-  setup.options.flow.max_inflight_rows = 20;
-  setup.options.flow.max_inflight_rows_per_partition = 20;
-  setup.options.poll_batch = 5;
-  Harness h(setup);
+  // partition is never read again.
+  Harness h(small_inflight_bound());
   h.table.down = true;
   push_logins(h.source, 0, 0, 50);
   enum class Phase { outage, lost, back } phase = Phase::outage;
