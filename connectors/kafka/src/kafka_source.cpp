@@ -228,11 +228,7 @@ class KafkaSource::Impl {
     const std::string context = "kafka consumer: read committed offsets of " + describe(partitions);
     check_error(rd_kafka_committed(rk_.get(), list.get(), to_poll_ms(timeout)), context, rk_.get());
     check_partition_errors(list.get(), context);
-    std::vector<PartitionOffset> out;
-    for (int i = 0; i < list->cnt; ++i) {
-      out.push_back({{list->elems[i].topic, list->elems[i].partition}, list->elems[i].offset});
-    }
-    return out;
+    return detail::offsets_from_partition_list(list.get());
   }
 
   void close(std::chrono::milliseconds timeout) {
@@ -370,14 +366,6 @@ class KafkaSource::Impl {
     return out;
   }
 
-  static std::vector<PartitionOffset> to_offsets(const rd_kafka_topic_partition_list_t* list) {
-    std::vector<PartitionOffset> out;
-    if (list == nullptr) return out;
-    for (int i = 0; i < list->cnt; ++i)
-      out.push_back({{list->elems[i].topic, list->elems[i].partition}, list->elems[i].offset});
-    return out;
-  }
-
   void report_async_commit_acknowledged(const std::vector<PartitionOffset>& offsets) {
     if (commit_listener_ == nullptr || offsets.empty()) return;
     guard_.guarded("on_commit_acknowledged", [&] { commit_listener_->on_commit_acknowledged(offsets); });
@@ -456,7 +444,7 @@ class KafkaSource::Impl {
     Impl& impl = self(opaque);
     // _NO_OFFSET: nothing needed committing (librdkafka had these offsets committed already).
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      impl.record_async_commit_failure(err, to_offsets(offsets));
+      impl.record_async_commit_failure(err, detail::offsets_from_partition_list(offsets));
       return;
     }
     if (offsets == nullptr) return;

@@ -114,4 +114,14 @@ std::vector<TopicPartition> from_partition_list(const rd_kafka_topic_partition_l
   return out;
 }
 
+std::vector<PartitionOffset> offsets_from_partition_list(const rd_kafka_topic_partition_list_t* list) {
+  std::vector<PartitionOffset> out;
+  if (list == nullptr) return out;
+  out.reserve(static_cast<std::size_t>(list->cnt));
+  for (int i = 0; i < list->cnt; ++i) {
+    out.push_back({{list->elems[i].topic, list->elems[i].partition}, list->elems[i].offset});
+  }
+  return out;
+}
+
 }  // namespace hbingest::connectors::detail

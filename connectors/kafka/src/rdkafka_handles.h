@@ -58,5 +58,7 @@ int to_poll_ms(std::chrono::milliseconds timeout);
 PartitionListPtr to_partition_list(const std::vector<TopicPartition>& partitions);
 PartitionListPtr to_partition_list(const std::vector<PartitionOffset>& offsets);
 std::vector<TopicPartition> from_partition_list(const rd_kafka_topic_partition_list_t* list);
+// The partitions with their offsets (empty for nullptr).
+std::vector<PartitionOffset> offsets_from_partition_list(const rd_kafka_topic_partition_list_t* list);
 
 }  // namespace hbingest::connectors::detail

@@ -160,8 +160,6 @@ class FakeSource final : public connectors::Source {
     std::lock_guard lock(mutex_);
     fail_async_commits_ = count;
   }
-  // Asynchronous commits answered so far, stored or failed.
-  int async_commit_answers() const { return async_commit_answers_; }
   // The sum of the timeouts handed to commit_sync() and close(): what they may block for.
   std::chrono::milliseconds waits_granted() const {
     std::lock_guard lock(mutex_);
@@ -263,7 +261,6 @@ class FakeSource final : public connectors::Source {
       answers = std::exchange(answers_, {});
     }
     for (const auto& answer : answers) {
-      ++async_commit_answers_;
       if (commit_listener_ == nullptr) continue;
       if (answer.stored) {
         commit_listener_->on_commit_acknowledged(answer.offsets);
@@ -305,7 +302,6 @@ class FakeSource final : public connectors::Source {
     bool stored;
   };
   std::vector<Answer> answers_;
-  std::atomic<int> async_commit_answers_{0};
   connectors::CommitListener* commit_listener_ = nullptr;
   std::chrono::milliseconds waits_granted_{0};
   std::atomic<State> state_{State::open};
