@@ -1,7 +1,14 @@
 import pytest
 
-from support import Daemon, unique, write_config
+from support import Daemon, restore_stack, unique, write_config
 from toxiproxy import Toxiproxy
+
+
+@pytest.fixture(scope="session", autouse=True)
+def whole_stack():
+    """Every test file (one pytest session each) starts on a whole stack. Fault and robustness files
+    run alone (RUN_SERIAL), so nothing stopped here is stopped on purpose by a file still running."""
+    restore_stack()
 
 
 @pytest.fixture

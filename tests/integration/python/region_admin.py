@@ -5,9 +5,8 @@ not a JVM start. Every command answers JSON lines, the last of which has "ok".""
 import json
 import subprocess
 import threading
-from pathlib import Path
 
-STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
+from support import STACK
 
 
 class AdminError(RuntimeError):

@@ -35,6 +35,7 @@ KAFKA_PROXIED = lambda: env("HBINGEST_KAFKA_PROXIED")  # noqa: E731
 KAFKA_VIA_PROXY = lambda: env("HBINGEST_KAFKA_VIA_PROXY")  # noqa: E731
 THRIFT1 = lambda: env("HBINGEST_THRIFT1")  # noqa: E731
 BINARY = lambda: env("HBINGEST_BIN")  # noqa: E731
+STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
 
 
 def unique(prefix):
@@ -391,3 +392,22 @@ def run_hbingest(*args, check=True, timeout=120):
     if check and result.returncode != 0:
         raise AssertionError(f"hbingest {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+def stopped_stack_components():
+    """The components of the shared stack that `hbstack status` does not see running."""
+    out = subprocess.run([STACK, "status"], capture_output=True, text=True).stdout
+    rows = [line.split() for line in out.splitlines()[1:]]
+    return [row[0] for row in rows if len(row) >= 2 and row[1] != "running"]
+
+
+def restore_stack():
+    """Starts again what an earlier test file left stopped, and says so. The fault and robustness
+    files stop and restart parts of the stack; one failed restart used to fail every file after it
+    ("Connection refused" on the gateway), which hid the one that broke it."""
+    stopped = stopped_stack_components()
+    for component in stopped:
+        print(f"\nWARNING: {component} was not running when this test file started (an earlier file "
+              f"left it stopped); starting it again", flush=True)
+        subprocess.run([STACK, "start", component], check=True)
+    return stopped

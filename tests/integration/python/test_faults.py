@@ -11,14 +11,12 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from support import KAFKA_PROXIED, KAFKA_VIA_PROXY, THRIFT2, count_rows, create_topic, group_committed, mixed_events, produce, rss_kib, unique, wait_for
+from support import KAFKA_PROXIED, KAFKA_VIA_PROXY, STACK, THRIFT2, count_rows, create_topic, group_committed, mixed_events, produce, rss_kib, unique, wait_for
 from toxiproxy import toxic
 
-STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
 # In-flight bounds of 20k events (~300 B each, held as payload and cells): well under 200 MiB.
 RSS_BOUND_KIB = 200 * 1024
 EVENTS = 30_000

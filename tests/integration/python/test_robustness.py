@@ -6,11 +6,9 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 
-from support import count_rows, create_topic, mixed_events, produce, rss_kib, wait_for
+from support import STACK, count_rows, create_topic, mixed_events, produce, rss_kib, wait_for
 
-STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
 # Stated bound for the daemon's resident memory during a 30 s outage with in-flight limits of
 # 20k events (about 300 bytes each, kept twice: payload for the DLQ and cells): well under 200 MiB.
 RSS_BOUND_KIB = 200 * 1024

@@ -4,13 +4,13 @@ rely on a start that reports success having started exactly one process, which h
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from support import wait_for
+from support import STACK, wait_for
 
-STACK = str(Path(__file__).resolve().parents[3] / "stack" / "hbstack")
 COMPONENT = "thrift2tls"   # stunnel in front of the gateway: starts in milliseconds
 
 
@@ -84,4 +84,25 @@ def test_a_start_whose_process_is_slow_to_exec_is_waited_for_and_leaves_nothing_
             if orphan != status_pid(COMPONENT):
                 os.kill(orphan, 9)
         wait_for(lambda: len(processes_of(COMPONENT)) <= 1, 10, "unowned copies gone")
+        subprocess.run([STACK, "start", COMPONENT], check=True, capture_output=True)
+
+
+def test_a_file_that_starts_after_another_left_a_component_stopped_finds_it_running(tmp_path):
+    """Stop 17's CI: one failed restart of the gateway in e2e_robustness left it stopped, and every
+    stack file after it failed on "Connection refused", hiding the one that broke it. Each file now
+    starts on a whole stack (conftest's session fixture): run here as a pytest session of its own,
+    as CTest runs each file, with the real conftest loaded as a plugin."""
+    subprocess.run([STACK, "stop", COMPONENT], check=True, capture_output=True)
+    try:
+        assert status_pid(COMPONENT) is None
+        probe = tmp_path / "test_probe.py"
+        probe.write_text("def test_probe():\n    pass\n")
+        here = str(Path(__file__).resolve().parent)
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "conftest", str(probe)],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": here}, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"WARNING: {COMPONENT} was not running" in result.stdout, result.stdout
+        assert status_pid(COMPONENT) is not None, "the session started it again"
+    finally:
         subprocess.run([STACK, "start", COMPONENT], check=True, capture_output=True)
