@@ -394,18 +394,22 @@ def run_hbingest(*args, check=True, timeout=120):
     return result
 
 
-def stopped_stack_components():
-    """The components of the shared stack that `hbstack status` does not see running."""
+def stack_status():
+    """Each component of the shared stack, and whether `hbstack status` sees it running."""
     out = subprocess.run([STACK, "status"], capture_output=True, text=True).stdout
     rows = [line.split() for line in out.splitlines()[1:]]
-    return [row[0] for row in rows if len(row) >= 2 and row[1] != "running"]
+    return {row[0]: row[1] == "running" for row in rows if len(row) >= 2}
 
 
 def restore_stack():
     """Starts again what an earlier test file left stopped, and says so. The fault and robustness
     files stop and restart parts of the stack; one failed restart used to fail every file after it
-    ("Connection refused" on the gateway), which hid the one that broke it."""
-    stopped = stopped_stack_components()
+    ("Connection refused" on the gateway), which hid the one that broke it. A stack that is down
+    as a whole was never started: that is said, not repaired."""
+    status = stack_status()
+    stopped = [component for component, running in status.items() if not running]
+    if stopped and len(stopped) == len(status):
+        raise RuntimeError("the test stack is down: start it with `stack/hbstack up` (scripts/test.sh does)")
     for component in stopped:
         print(f"\nWARNING: {component} was not running when this test file started (an earlier file "
               f"left it stopped); starting it again", flush=True)

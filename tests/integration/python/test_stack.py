@@ -106,3 +106,15 @@ def test_a_file_that_starts_after_another_left_a_component_stopped_finds_it_runn
         assert status_pid(COMPONENT) is not None, "the session started it again"
     finally:
         subprocess.run([STACK, "start", COMPONENT], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ({"HBSTACK_THRIFT_HEAP": "128m"}, "HBSTACK_THRIFT_HEAP=128m must be at least twice HBSTACK_THRIFT_YOUNG=96m"),
+    ({"HBSTACK_THRIFT_YOUNG": "96 MB"}, "HBSTACK_THRIFT_YOUNG='96 MB' is not a JVM size"),
+])
+def test_gateway_heap_sizes_that_cannot_work_are_refused_before_anything_starts(tmp_path, sizes, message):
+    env = {**os.environ, "HBSTACK_DIR": str(tmp_path / "stack"), "HBSTACK_PORT_OFFSET": "3000", **sizes}
+    result = subprocess.run([STACK, "up"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert message in result.stderr, result.stderr
+    assert not (tmp_path / "stack" / "pids").exists(), "nothing was started"
