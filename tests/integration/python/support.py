@@ -395,10 +395,10 @@ def run_hbingest(*args, check=True, timeout=120):
 
 
 def stack_status():
-    """Each component of the shared stack, and whether `hbstack status` sees it running."""
+    """Each component of the shared stack, with the pid `hbstack status` shows it running as, or None."""
     out = subprocess.run([STACK, "status"], capture_output=True, text=True).stdout
     rows = [line.split() for line in out.splitlines()[1:]]
-    return {row[0]: row[1] == "running" for row in rows if len(row) >= 2}
+    return {row[0]: int(row[2]) if row[1] == "running" else None for row in rows if len(row) >= 3}
 
 
 def restore_stack():
@@ -407,7 +407,7 @@ def restore_stack():
     ("Connection refused" on the gateway), which hid the one that broke it. A stack that is down
     as a whole was never started: that is said, not repaired."""
     status = stack_status()
-    stopped = [component for component, running in status.items() if not running]
+    stopped = [component for component, pid in status.items() if pid is None]
     if stopped and len(stopped) == len(status):
         raise RuntimeError("the test stack is down: start it with `stack/hbstack up` (scripts/test.sh does)")
     for component in stopped:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support import STACK, wait_for
+from support import STACK, stack_status, wait_for
 
 COMPONENT = "thrift2tls"   # stunnel in front of the gateway: starts in milliseconds
 
@@ -35,12 +35,7 @@ def processes_of(component):
 
 
 def status_pid(component):
-    status = subprocess.run([STACK, "status"], capture_output=True, text=True).stdout
-    for line in status.splitlines():
-        words = line.split()
-        if words and words[0] == component and words[1] == "running":
-            return int(words[2])
-    return None
+    return stack_status().get(component)
 
 
 def test_a_start_whose_process_is_slow_to_exec_is_waited_for_and_leaves_nothing_unowned():
