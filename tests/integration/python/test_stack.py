@@ -5,6 +5,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
@@ -83,7 +85,7 @@ def test_a_start_whose_process_is_slow_to_exec_is_waited_for_and_leaves_nothing_
 
 
 def test_a_file_that_starts_after_another_left_a_component_stopped_finds_it_running(tmp_path):
-    """Stop 17's CI: one failed restart of the gateway in e2e_robustness left it stopped, and every
+    """CI of 371d51c: one failed restart of the gateway in e2e_robustness left it stopped, and every
     stack file after it failed on "Connection refused", hiding the one that broke it. Each file now
     starts on a whole stack (conftest's session fixture): run here as a pytest session of its own,
     as CTest runs each file, with the real conftest loaded as a plugin."""
@@ -113,3 +115,33 @@ def test_gateway_heap_sizes_that_cannot_work_are_refused_before_anything_starts(
     assert result.returncode == 1
     assert message in result.stderr, result.stderr
     assert not (tmp_path / "stack" / "pids").exists(), "nothing was started"
+
+
+def test_the_hbase_site_file_is_never_seen_half_written_while_a_start_rewrites_it():
+    """CI on 2026-11-24: `hbstack up` failed with "hbase exited during startup", HBase having read an
+    empty hbase-site.xml ("Unexpected EOF in prolog"). Every HBase and Thrift start rewrites the
+    file, and `up` starts the gateways while the HBase JVM is still reading it. A reader here parses
+    it without pause while thrift1 restarts rewrite it; it must parse every time."""
+    site = Path(os.environ["HBSTACK_DIR"]) / "conf" / "hbase" / "hbase-site.xml"
+    reads, broken, done = [0], [], threading.Event()
+
+    def read_without_pause():
+        while not done.is_set():
+            try:
+                ElementTree.parse(site)
+            except (ElementTree.ParseError, FileNotFoundError) as e:
+                broken.append(repr(e))
+            reads[0] += 1
+
+    reader = threading.Thread(target=read_without_pause)
+    reader.start()
+    try:
+        for _ in range(3):
+            subprocess.run([STACK, "stop", "thrift1"], check=True, capture_output=True)
+            subprocess.run([STACK, "start", "thrift1"], check=True, capture_output=True)
+    finally:
+        done.set()
+        reader.join()
+        subprocess.run([STACK, "start", "thrift1"], check=True, capture_output=True)
+    assert reads[0] > 100, "the reader ran throughout"
+    assert not broken, f"{len(broken)} of {reads[0]} reads saw a half-written file, e.g. {broken[0]}"
