@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace hbingest::keyspec {
@@ -30,6 +32,49 @@ FieldValue value_of(const element& value) {
       return NestedValue{};
   }
   return std::monostate{};
+}
+
+// Appends `value` as the shortest text that reads back to it, an integral one with ".0" (see
+// append_text). std::to_chars(double) finds the shortest digits in general, at ~600 instructions a
+// call, a tenth of an order's decode (callgrind, bench/README.md). Most doubles in events are
+// amounts with at most 3 decimals: for those the shortest text is the integer m = x * 10^k for the
+// least k in 0..3 with m / 10^k == x, written with k decimals. Why that is what to_chars writes:
+// below 1e5 a double's spacing is under 1e-11, so at most one k-decimal text reads back to x, and
+// fewer decimals is fewer digits; and with at most 3 decimals below 1e5 the fixed form is never
+// longer than the exponent form, where to_chars prefers the fixed one. The division is exact to
+// the last bit as a parser's is (m and 10^k are exact doubles, and IEEE division rounds
+// correctly), so the test is the round trip itself. Everything else goes to to_chars.
+void append_double(double value, std::string& out) {
+  constexpr double kPowers[] = {1.0, 10.0, 100.0, 1000.0};
+  const double magnitude = value < 0 ? -value : value;
+  if (magnitude < 1e5 && magnitude > 0) {  // not 0, -0, NaN or infinite
+    for (int k = 0; k < 4; ++k) {
+      const auto scaled = std::llround(magnitude * kPowers[k]);
+      if (static_cast<double>(scaled) / kPowers[k] != magnitude) continue;
+      char buffer[16];
+      char* end = buffer + sizeof(buffer);
+      char* at = end;
+      auto digits = static_cast<std::uint64_t>(scaled);
+      for (int i = 0; i < k; ++i) {  // the k decimals, zeros kept
+        *--at = static_cast<char>('0' + digits % 10);
+        digits /= 10;
+      }
+      if (k > 0) *--at = '.';
+      do {
+        *--at = static_cast<char>('0' + digits % 10);
+        digits /= 10;
+      } while (digits != 0);
+      if (value < 0) *--at = '-';
+      out.append(at, end);
+      if (k == 0) out += ".0";
+      return;
+    }
+  }
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  const auto text = std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer));
+  out.append(text);
+  if (text.find_first_of(".eEni") == std::string_view::npos) out += ".0";
 }
 
 }  // namespace
@@ -90,12 +135,9 @@ void JsonEvent::append_text(std::size_t i, std::string& out) const {
     case element_type::UINT64:
       append_number(value.get_uint64().value_unsafe());
       return;
-    case element_type::DOUBLE: {
-      const auto begin = out.size();
-      append_number(value.get_double().value_unsafe());
-      if (out.find_first_of(".eEni", begin) == std::string::npos) out += ".0";
+    case element_type::DOUBLE:
+      append_double(value.get_double().value_unsafe(), out);
       return;
-    }
     case element_type::BOOL:
       out.append(value.get_bool().value_unsafe() ? "true" : "false");
       return;

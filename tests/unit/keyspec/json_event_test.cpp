@@ -2,6 +2,10 @@
 // "Event fields").
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -104,6 +108,52 @@ TEST(JsonEvent, MemberTextOfTrickyValuesIsPinned) {
       "{\"k\xc3\xa9y\":\"v\\\"\",\"n\":{\"m\":[[],[1]]}}",
   };
   EXPECT_EQ(texts, expected);
+}
+
+// A double's text is std::to_chars' shortest text (with ".0" for an integral one), whichever way
+// append_text gets it: amounts with a few decimals take a faster way than to_chars, and that way
+// must give the same bytes at every edge of where it applies (0.001, 1e5, 3 decimals, negative,
+// a value one bit away from a short decimal).
+TEST(JsonEvent, DoubleTextIsToCharsShortestTextEverywhere) {
+  const auto reference = [](double value) {
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof(buffer), value).ptr;
+    std::string text(buffer, end);
+    if (text.find_first_of(".eEni") == std::string::npos) text += ".0";
+    return text;
+  };
+  std::vector<double> values = {0.001, 0.0005, 0.0015, 0.999, 1.0, 1.1, 9.995, 10.0, 99999.999, 99999.9995,
+                                100000.0, 99999.0, 10000.0, 1e5 - 1e-9, 0.5, 0.05, 0.005, 0.123, 123.45,
+                                4.35, 0.1 + 0.2, 1.0 / 3.0, 2.675, 1e-300, 4.9e-324, 12345.678, 0.0, 1e7,
+                                123456.0, 1e15, 1e16, 0.0001, 0.0009};
+  std::mt19937_64 random(20261124);
+  std::uniform_int_distribution<std::int64_t> cents(0, 10'000'000);
+  std::uniform_int_distribution<int> decimals(0, 4);
+  std::uniform_real_distribution<double> anywhere(0.0, 200000.0);
+  for (int i = 0; i < 20000; ++i) {
+    const int k = decimals(random);
+    const double scale = std::pow(10.0, k);
+    const double amount = static_cast<double>(cents(random) % static_cast<std::int64_t>(100000 * scale)) / scale;
+    values.push_back(amount);
+    values.push_back(std::nextafter(amount, 0.0));  // one bit off: no short decimal reads back to it
+    values.push_back(std::nextafter(amount, 1e6));
+    values.push_back(anywhere(random));
+  }
+  JsonEvent event;
+  for (const double magnitude : values) {
+    for (const double value : {magnitude, -magnitude}) {
+      char digits[40];
+      std::snprintf(digits, sizeof(digits), "%.17g", value);  // 17 digits: this exact double
+      std::string json = std::string("{\"v\":") + digits;
+      if (json.find_first_of(".e") == std::string::npos) json += ".0";  // an integral double stays a double
+      json += "}";
+      ASSERT_FALSE(event.parse(json)) << json;
+      if (event.member_value(0) != FieldValue{value}) continue;  // read as an integer: not a double
+      std::string text;
+      event.append_text(0, text);
+      ASSERT_EQ(text, reference(value)) << json;
+    }
+  }
 }
 
 TEST(JsonEvent, ParseFailuresSayWhy) {
