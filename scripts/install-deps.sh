@@ -13,7 +13,8 @@ DEBIAN_PACKAGES=(
   prometheus systemd python3 python3-venv maven curl stunnel4 openssl strace
 )
 # clang is optional: it builds the libFuzzer targets; clang-format and clang-tidy check house style.
-OPTIONAL_PACKAGES=(clang libclang-rt-14-dev clang-format clang-tidy)
+# valgrind is bench/cpu_path_instructions.sh's instruction counter.
+OPTIONAL_PACKAGES=(clang libclang-rt-14-dev clang-format clang-tidy valgrind)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}" "${OPTIONAL_PACKAGES[@]}"; do
