@@ -122,10 +122,10 @@ TEST(JsonEvent, DoubleTextIsToCharsShortestTextEverywhere) {
     if (text.find_first_of(".eEni") == std::string::npos) text += ".0";
     return text;
   };
-  std::vector<double> values = {0.001, 0.0005, 0.0015, 0.999, 1.0, 1.1, 9.995, 10.0, 99999.999, 99999.9995,
-                                100000.0, 99999.0, 10000.0, 1e5 - 1e-9, 0.5, 0.05, 0.005, 0.123, 123.45,
-                                4.35, 0.1 + 0.2, 1.0 / 3.0, 2.675, 1e-300, 4.9e-324, 12345.678, 0.0, 1e7,
-                                123456.0, 1e15, 1e16, 0.0001, 0.0009};
+  std::vector<double> values = {
+      0.001,   0.0005,  0.0015,     0.999,     1.0,  1.1,   9.995,    10.0,   99999.999, 99999.9995, 100000.0,
+      99999.0, 10000.0, 1e5 - 1e-9, 0.5,       0.05, 0.005, 0.123,    123.45, 4.35,      0.1 + 0.2,  1.0 / 3.0,
+      2.675,   1e-300,  4.9e-324,   12345.678, 0.0,  1e7,   123456.0, 1e15,   1e16,      0.0001,     0.0009};
   std::mt19937_64 random(20261124);
   std::uniform_int_distribution<std::int64_t> cents(0, 10'000'000);
   std::uniform_int_distribution<int> decimals(0, 4);
