@@ -39,11 +39,12 @@ FieldValue value_of(const element& value) {
 // call, a tenth of an order's decode (callgrind, bench/README.md). Most doubles in events are
 // amounts with at most 3 decimals: for those the shortest text is the integer m = x * 10^k for the
 // least k in 0..3 with m / 10^k == x, written with k decimals. Why that is what to_chars writes:
-// below 1e5 a double's spacing is under 1e-11, so at most one k-decimal text reads back to x, and
-// fewer decimals is fewer digits; and with at most 3 decimals below 1e5 the fixed form is never
-// longer than the exponent form, where to_chars prefers the fixed one. The division is exact to
-// the last bit as a parser's is (m and 10^k are exact doubles, and IEEE division rounds
-// correctly), so the test is the round trip itself. Everything else goes to to_chars.
+// below 1e5 a double's spacing is under 1.5e-11, far below the 0.001 between two texts of 3
+// decimals, so at most one k-decimal text reads back to x, and fewer decimals is fewer digits; and
+// with at most 3 decimals below 1e5 the fixed form is never longer than the exponent form, where
+// to_chars prefers the fixed one. The division is exact to the last bit as a parser's is (m and
+// 10^k are exact doubles, and IEEE division rounds correctly), so the test is the round trip
+// itself. Everything else goes to to_chars.
 void append_double(double value, std::string& out) {
   constexpr double kPowers[] = {1.0, 10.0, 100.0, 1000.0};
   const double magnitude = value < 0 ? -value : value;
