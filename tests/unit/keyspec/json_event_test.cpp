@@ -1,11 +1,14 @@
 // keyspec::JsonEvent: the field view the daemon and `hbingest key build` share (docs/keyspec.md,
 // "Event fields").
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -154,6 +157,100 @@ TEST(JsonEvent, DoubleTextIsToCharsShortestTextEverywhere) {
       ASSERT_EQ(text, reference(value)) << json;
     }
   }
+}
+
+// A random JSON value for NestedTextIsSimdjsonMinifyEverywhere: every kind of value, strings with
+// every byte that needs an escape (and UTF-8 that does not), doubles from random bits, integers at
+// the int64/uint64 edges, empty containers, and nesting deeper than simdjson's builder walks
+// without recursing (16).
+std::string random_json(std::mt19937_64& random, int depth) {
+  const auto pick = [&](int n) { return static_cast<int>(random() % static_cast<std::uint64_t>(n)); };
+  const auto random_string = [&] {
+    // JSON text pieces, '|' between them: escapes, and UTF-8 both escaped and as its bytes.
+    static const auto pieces = [] {
+      std::vector<std::string> out;
+      std::stringstream all(
+          R"(a|sku-00042|\"|\\|\/|\b|\f|\n|\r|\t|\u0000|\u001f|\u007f|\u00e9|\ud83d\ude00|\u2028| |}|]|:|,)"
+          "|\xc3\xa9|\xf0\x9f\x98\x80");
+      for (std::string piece; std::getline(all, piece, '|');) out.push_back(piece);
+      return out;
+    }();
+    std::string text = "\"";
+    for (int n = pick(6); n > 0; --n) text += pieces[static_cast<std::size_t>(pick(static_cast<int>(pieces.size())))];
+    return text + "\"";
+  };
+  const int kind = depth > 40 ? pick(6) : pick(8);
+  switch (kind) {
+    case 0:
+      return random_string();
+    case 1: {
+      static const std::vector<std::string> integers = {"0",
+                                                        "-0",
+                                                        "7",
+                                                        "-1",
+                                                        "9223372036854775807",
+                                                        "-9223372036854775808",
+                                                        "9223372036854775808",
+                                                        "18446744073709551615",
+                                                        "1E2",
+                                                        "12e-1"};
+      if (pick(2) == 0) return integers[static_cast<std::size_t>(pick(static_cast<int>(integers.size())))];
+      return std::to_string(static_cast<std::int64_t>(random()) >> pick(64));
+    }
+    case 2: {
+      double value = std::bit_cast<double>(random());
+      if (!std::isfinite(value)) value = 1.5;
+      char digits[40];
+      if (pick(2) == 0) {
+        std::snprintf(digits, sizeof(digits), "%.17g", value);
+      } else {
+        std::snprintf(digits, sizeof(digits), "%.3f", std::fmod(value, 1e6));  // an amount
+      }
+      return digits;
+    }
+    case 3:
+      return "true";
+    case 4:
+      return "false";
+    case 5:
+      return "null";
+    case 6: {
+      std::string text = "[";
+      for (int n = pick(4); n > 0; --n) text += random_json(random, depth + 1) + (n > 1 ? " , " : "");
+      return text + "]";
+    }
+    default: {
+      std::string text = "{";
+      for (int n = pick(4); n > 0; --n) {
+        text += random_string() + " :\t" + random_json(random, depth + 1) + (n > 1 ? ",\n" : "");
+      }
+      return text + "}";
+    }
+  }
+}
+
+// Objects and arrays are written by our own formatter inside simdjson's minifier (it appends
+// faster than simdjson's own): the bytes must be simdjson::minify's, whatever the value holds.
+TEST(JsonEvent, NestedTextIsSimdjsonMinifyEverywhere) {
+  std::mt19937_64 random(20261125);
+  JsonEvent event;
+  simdjson::dom::parser parser;
+  std::size_t nested = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string value = random_json(random, 0);
+    if (i % 100 == 0) value = std::string(30, '[') + value + std::string(30, ']');  // deeper than 16
+    const std::string json = "{\"v\": " + value + "}";
+    simdjson::dom::element document;
+    ASSERT_EQ(parser.parse(json).get(document), simdjson::SUCCESS) << json;
+    const auto element = document["v"].value_unsafe();
+    if (!element.is_array() && !element.is_object()) continue;
+    ++nested;
+    ASSERT_FALSE(event.parse(json)) << json;
+    std::string text = "prefix:";  // appended, not assigned
+    event.append_text(0, text);
+    ASSERT_EQ(text, "prefix:" + simdjson::minify(element)) << json;
+  }
+  EXPECT_GT(nested, 5000u);
 }
 
 TEST(JsonEvent, ParseFailuresSayWhy) {
