@@ -110,12 +110,12 @@ class CellTextFormatter {
     put(':');
   }
   void string(std::string_view unescaped) {
-    // Most strings (every name and value of an order's items) need no escape: one copy.
+    // Most strings (every name and value of an order's items) need no escape, and are short: each
+    // byte is copied as it is checked, which is cheaper than a call to memcpy after the scan.
+    char* at = room(unescaped.size() + 2) + 1;
+    at[-1] = '"';
     std::size_t plain = 0;
-    while (plain < unescaped.size() && !needs_escape(unescaped[plain])) ++plain;
-    char* at = room(plain + 2);
-    *at = '"';
-    std::memcpy(at + 1, unescaped.data(), plain);
+    for (; plain < unescaped.size() && !needs_escape(unescaped[plain]); ++plain) at[plain] = unescaped[plain];
     used_ += 1 + plain;
     if (plain < unescaped.size()) put_escaped(unescaped.substr(plain));
     put('"');
