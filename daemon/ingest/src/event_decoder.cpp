@@ -34,16 +34,31 @@ bool is_null(const std::optional<keyspec::FieldValue>& value) {
 // The key spec's view of a decoded event: the JSON fields as `hbingest key build` reads them, except
 // that an event whose time came from the Kafka timestamp shows that time as its time field, so the
 // key's time component and the cell timestamp agree.
+//
+// The type and time fields are the ones a key is made of, and decode() has already looked them up:
+// their values are kept and given again instead of being searched for among the members a second
+// time (callgrind: a lookup is ~170 instructions, ~3 % of an order's CPU path for the two).
 class DecodedFields final : public keyspec::EventFields {
  public:
   std::optional<keyspec::FieldValue> field(std::string_view name) const override {
-    if (fallback_time_ms_ && name == time_field_) return keyspec::FieldValue{*fallback_time_ms_};
+    if (time_value_ && name == time_field_) return time_value_;
+    if (type_value_ && name == type_field_) return type_value_;
     return json_.field(name);
   }
 
+  // Before each event: nothing is known of it yet.
+  void forget_event() {
+    type_value_.reset();
+    time_value_.reset();
+  }
+
   keyspec::JsonEvent json_;
+  std::string type_field_;
   std::string time_field_;
-  std::optional<std::int64_t> fallback_time_ms_;
+  // What field(type_field_) and field(time_field_) give for this event, once decode() read them;
+  // the time field's is the Kafka timestamp where that stood in for a missing time.
+  std::optional<keyspec::FieldValue> type_value_;
+  std::optional<keyspec::FieldValue> time_value_;
 };
 
 }  // namespace
@@ -57,7 +72,7 @@ struct EventDecoder::Impl {
     if (is_null(value)) {
       if (config.kafka_time_fallback && message.timestamp_ms >= 0) {
         time_ms = message.timestamp_ms;
-        fields.fallback_time_ms_ = time_ms;
+        fields.time_value_ = keyspec::FieldValue{time_ms};
         return std::nullopt;
       }
       return InvalidEvent{"missing_time", "event has no time field '" + config.time_field + "'"};
@@ -72,12 +87,14 @@ struct EventDecoder::Impl {
       return InvalidEvent{"bad_time", "time field '" + config.time_field + "' is out of range (" +
                                           std::to_string(time_ms) + " ms is not in 1970..9999)"};
     }
+    fields.time_value_ = value;
     return std::nullopt;
   }
 };
 
 EventDecoder::EventDecoder(config::DecodeConfig config) : impl_(std::make_unique<Impl>()) {
   impl_->config = std::move(config);
+  impl_->fields.type_field_ = impl_->config.event_type_field;
   impl_->fields.time_field_ = impl_->config.time_field;
 }
 EventDecoder::~EventDecoder() = default;
@@ -90,7 +107,7 @@ std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage
     return InvalidEvent{"too_large", "event is " + std::to_string(message.payload.size()) +
                                          " bytes, max_event_bytes is " + std::to_string(config.max_event_bytes)};
   }
-  impl_->fields.fallback_time_ms_.reset();
+  impl_->fields.forget_event();
   keyspec::JsonEvent& json = impl_->fields.json_;
   if (const auto failure = json.parse(message.payload)) {
     if (failure->not_an_object) return InvalidEvent{"not_an_object", "payload is JSON but not an object"};
@@ -104,6 +121,7 @@ std::optional<InvalidEvent> EventDecoder::decode(const connectors::SourceMessage
     return InvalidEvent{"bad_type", "event type field '" + config.event_type_field + "' is not a string"};
   }
   out.event_type.assign(*type_text);
+  impl_->fields.type_value_ = type;
   if (auto error = impl_->read_time(message, out.time_ms)) return error;
 
   out.ttl_ms.reset();

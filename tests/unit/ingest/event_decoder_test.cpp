@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hbingest/keyspec/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
@@ -80,6 +81,31 @@ TEST(EventDecoder, TimeFormats) {
   EXPECT_EQ(std::get<std::int64_t>(*ts), 42);
   ASSERT_FALSE(decoder.decode(message(R"({"event_id":"x","ts":7})", 42), event));
   EXPECT_EQ(std::get<std::int64_t>(*decoder.fields().field("ts")), 7) << "no fallback left over";
+}
+
+// fields() gives the type and time fields from what decode() read of them: whatever the events
+// before, every field reads as the JSON of this event reads it, on success and after a failure.
+TEST(EventDecoder, FieldsAreThisEventsAfterAnyEventBefore) {
+  EventDecoder decoder({});
+  DecodedEvent event;
+  keyspec::JsonEvent reference;
+  const std::vector<std::string> payloads = {
+      R"({"event_id":"a","ts":1700000000000,"x":1})",
+      R"({"event_id":"b","ts":"not a time"})",                  // fails at the time: type read, time not
+      R"({"event_id":7,"ts":1700000000001})",                   // fails at the type
+      R"({"event_id":"c","event_id":"d","ts":1,"ts":2})",       // a repeated name: the last one
+      R"({"ts":1700000000002})",                                // no type
+      R"({"event_id":"e","ts":null})",                          // no time, no fallback timestamp
+      R"({"event_id":"f","ts":1700000000003,"event_id":"g"})",  // the type given again after the time
+  };
+  for (const auto& payload : payloads) {
+    SCOPED_TRACE(payload);
+    (void)decoder.decode(message(payload), event);
+    ASSERT_FALSE(reference.parse(payload));
+    for (const char* name : {"event_id", "ts", "x"}) {
+      EXPECT_EQ(decoder.fields().field(name), reference.field(name)) << name;
+    }
+  }
 }
 
 TEST(EventDecoder, InvalidEventsNameTheReason) {
