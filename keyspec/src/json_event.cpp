@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace hbingest::keyspec {
@@ -194,6 +195,9 @@ class CellTextFormatter {
   std::size_t used_ = 0;
 };
 
+// Documents up to this size leave their parser buffers to the next event; larger ones do not (parse).
+constexpr std::size_t kKeptDocumentBytes = 64 * 1024;
+
 }  // namespace
 
 struct JsonEvent::Impl {
@@ -204,13 +208,23 @@ struct JsonEvent::Impl {
   simdjson::dom::parser parser;
   std::vector<Member> members;  // capacity kept between events
   // append_text's minifier for objects and arrays, its buffer kept between values.
-  simdjson::internal::string_builder<CellTextFormatter> minifier;
+  std::optional<simdjson::internal::string_builder<CellTextFormatter>> minifier{std::in_place};
 };
 
 JsonEvent::JsonEvent() : impl_(std::make_unique<Impl>()) {}
 JsonEvent::~JsonEvent() = default;
 
 std::optional<JsonEvent::ParseFailure> JsonEvent::parse(std::string_view json) {
+  // simdjson keeps its buffers for the next document, at ~16 times the size of the largest it has
+  // read (an 8 MiB event: 124 MiB), and the members and the minifier's buffer grow with an event
+  // too. So one large event would leave that much held by the decoder for every event after it:
+  // when a document above kKeptDocumentBytes was read and this one is not, all three are given
+  // back and sized afresh for this one. Events of every size above it still reuse the buffers.
+  if (impl_->parser.capacity() > kKeptDocumentBytes && json.size() <= kKeptDocumentBytes) {
+    impl_->parser = simdjson::dom::parser{};
+    impl_->members = {};
+    impl_->minifier.emplace();  // a new one: assigning an empty one would keep the string's capacity
+  }
   impl_->members.clear();
   element document;
   if (const auto error = impl_->parser.parse(json.data(), json.size()).get(document); error != simdjson::SUCCESS) {
@@ -265,7 +279,7 @@ void JsonEvent::append_text(std::size_t i, std::string& out) const {
       // What simdjson::minify(value) does, with one builder kept between values: minify() builds
       // in a fresh buffer and copies it into a new string, ~9 allocations for an order's items.
       // The builder's own formatter is replaced with CellTextFormatter (same bytes, fewer steps).
-      auto& minifier = impl_->minifier;
+      auto& minifier = *impl_->minifier;
       minifier.clear();
       minifier.append(value);
       out.append(minifier.str());

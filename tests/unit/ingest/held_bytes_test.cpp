@@ -4,28 +4,19 @@
 #include "hbingest/ingest/held_bytes.h"
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "hbingest/ingest/event_decoder.h"
+#include "heap_in_use.h"
 
 namespace hbingest::ingest {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerAllocator = true;  // its own allocator: mallinfo2 does not see it
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitizerAllocator = true;
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
+using hbingest::testing::heap_in_use;
+using hbingest::testing::kSanitizerAllocator;
 
 std::string event_with_fields(int fields, int n) {
   std::string out = R"({"event_id":"login","ts":1790000000000,"user_id":"u)" + std::to_string(n) + '"';
@@ -58,12 +49,7 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
   EXPECT_FALSE(decoder.decode(warm, event).has_value());
 
   Held held;
-  // uordblks: small chunks; hblkhd: chunks malloc maps on their own (the 10,000-cell vectors).
-  const auto heap = [] {
-    const auto info = mallinfo2();
-    return info.uordblks + info.hblkhd;
-  };
-  const auto before = heap();
+  const auto before = heap_in_use();
   // The slots are held too (a batch's vectors of rows and origins).
   std::vector<connectors::SourceMessage> messages;
   std::vector<connectors::RowMutation> rows;
@@ -80,7 +66,7 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
     messages.push_back(std::move(message));
     rows.push_back(std::move(row));
   }
-  held.allocated = heap() - before;
+  held.allocated = heap_in_use() - before;
   return held;
 }
 

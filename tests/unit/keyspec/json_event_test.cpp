@@ -14,6 +14,7 @@
 
 #include "hbingest/keyspec/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "heap_in_use.h"
 
 namespace hbingest::keyspec {
 namespace {
@@ -251,6 +252,33 @@ TEST(JsonEvent, NestedTextIsSimdjsonMinifyEverywhere) {
     ASSERT_EQ(text, "prefix:" + simdjson::minify(element)) << json;
   }
   EXPECT_GT(nested, 5000u);
+}
+
+// simdjson keeps its buffers at ~16 times the largest document it has read. A producer's one large
+// event (max_event_bytes allows up to 64 MiB) must not leave them held for every event after it.
+TEST(JsonEvent, ALargeEventsBuffersAreGivenBackAtTheNextSmallOne) {
+  if (hbingest::testing::kSanitizerAllocator) GTEST_SKIP() << "sanitizer allocator: mallinfo2 does not see its heap";
+  const std::string small = R"({"event_id":"login","items":[{"sku":"sku-00042","qty":1}]})";
+  std::string large = R"({"event_id":"login","items":[)";
+  while (large.size() < (8u << 20)) large += R"({"sku":"sku-00042","qty":1},)";
+  large += "{}]}";
+  JsonEvent event;
+  std::string text;
+  ASSERT_FALSE(event.parse(small));
+  event.append_text(1, text);
+  const auto before = hbingest::testing::heap_in_use();
+
+  ASSERT_FALSE(event.parse(large));
+  text.clear();
+  event.append_text(1, text);  // the minifier's buffer grows to the value as well
+  EXPECT_EQ(text.size(), large.size() - std::string(R"({"event_id":"login","items":)").size() - 1);
+  EXPECT_GT(hbingest::testing::heap_in_use(), before + (16u << 20)) << "the large event's buffers, while it is read";
+
+  std::string().swap(text);  // (assigning an empty string would keep the capacity)
+  ASSERT_FALSE(event.parse(small));
+  event.append_text(1, text);
+  EXPECT_EQ(text, R"([{"sku":"sku-00042","qty":1}])");
+  EXPECT_LT(hbingest::testing::heap_in_use(), before + (1u << 20)) << "held after the large event";
 }
 
 TEST(JsonEvent, ParseFailuresSayWhy) {
