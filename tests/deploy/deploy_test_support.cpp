@@ -196,10 +196,13 @@ double config_mib(const std::string& size) {
 }
 
 ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
-  constexpr double kRowKiB = 1;                     // a stored event's cells
-  constexpr double kBaseMiB = 64;                   // code, heap slack, thread stacks
-  constexpr double kRdkafkaQueueMiB = 4;            // queued.max.messages.kbytes: KafkaSource's default
-  constexpr double kFetchMiB = 50;                  // fetch.max.bytes default
+  constexpr double kRowKiB = 1;           // a stored event's cells
+  constexpr double kBaseMiB = 64;         // code, heap slack, thread stacks
+  constexpr double kRdkafkaQueueMiB = 4;  // queued.max.messages.kbytes: KafkaSource's default
+  constexpr double kFetchMiB = 50;        // fetch.max.bytes default
+  // While the largest event is decoded, simdjson's buffers are ~16 times its size (an 8 MiB event:
+  // 124 MiB); an event above 64 KiB gives them back after it (keyspec/src/json_event.cpp).
+  constexpr double kDecodeBuffersPerEventByte = 16;
   constexpr int kRdkafkaThreads = 2 * (3 + 2 * 6);  // two clients, six brokers
   const int queries = c["http"]["max_concurrent_queries"].as<int>();
   const int scans = c["query"]["concurrency"].as<int>();
@@ -214,7 +217,8 @@ ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
   if (ingest) {
     const int writers = c["writer"]["writers"].as<int>();
     bound.memory_mib += 2 * config_mib(c["writer"]["max_inflight_bytes"].as<std::string>()) + kRdkafkaQueueMiB +
-                        kFetchMiB + writers * config_mib(c["writer"]["batch_max_bytes"].as<std::string>());
+                        kFetchMiB + writers * config_mib(c["writer"]["batch_max_bytes"].as<std::string>()) +
+                        kDecodeBuffersPerEventByte * config_mib(c["decode"]["max_event_bytes"].as<std::string>());
     bound.threads += 2 + writers + kRdkafkaThreads;
   } else {
     bound.memory_mib += queries * c["query"]["max_limit"].as<double>() * kRowKiB / 1024;
