@@ -222,8 +222,9 @@ std::optional<JsonEvent::ParseFailure> JsonEvent::parse(std::string_view json) {
   // back and sized afresh for this one. Events of every size above it still reuse the buffers.
   if (impl_->parser.capacity() > kKeptDocumentBytes && json.size() <= kKeptDocumentBytes) {
     impl_->parser = simdjson::dom::parser{};
-    impl_->members = {};
-    impl_->minifier.emplace();  // a new one: assigning an empty one would keep the string's capacity
+    // New ones: assigning empty ones (`members = {}`, an empty string) would keep their capacity.
+    std::vector<Impl::Member>().swap(impl_->members);
+    impl_->minifier.emplace();
   }
   impl_->members.clear();
   element document;

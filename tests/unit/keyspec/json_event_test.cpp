@@ -259,7 +259,11 @@ TEST(JsonEvent, NestedTextIsSimdjsonMinifyEverywhere) {
 TEST(JsonEvent, ALargeEventsBuffersAreGivenBackAtTheNextSmallOne) {
   if (hbingest::testing::kSanitizerAllocator) GTEST_SKIP() << "sanitizer allocator: mallinfo2 does not see its heap";
   const std::string small = R"({"event_id":"login","items":[{"sku":"sku-00042","qty":1}]})";
-  std::string large = R"({"event_id":"login","items":[)";
+  // Wide (100,000 fields) and long (an 8 MiB array): every buffer that grows with an event grows.
+  std::string large = R"({"event_id":"login")";
+  for (int i = 0; i < 100000; ++i) large += ",\"f" + std::to_string(i) + "\":0";
+  large += R"(,"items":[)";
+  const auto items_at = large.size() - 1;
   while (large.size() < (8u << 20)) large += R"({"sku":"sku-00042","qty":1},)";
   large += "{}]}";
   JsonEvent event;
@@ -269,9 +273,10 @@ TEST(JsonEvent, ALargeEventsBuffersAreGivenBackAtTheNextSmallOne) {
   const auto before = hbingest::testing::heap_in_use();
 
   ASSERT_FALSE(event.parse(large));
+  ASSERT_EQ(event.member_count(), 100002u);
   text.clear();
-  event.append_text(1, text);  // the minifier's buffer grows to the value as well
-  EXPECT_EQ(text.size(), large.size() - std::string(R"({"event_id":"login","items":)").size() - 1);
+  event.append_text(100001, text);  // the minifier's buffer grows to the value as well
+  EXPECT_EQ(text.size(), large.size() - items_at - 1);
   EXPECT_GT(hbingest::testing::heap_in_use(), before + (16u << 20)) << "the large event's buffers, while it is read";
 
   std::string().swap(text);  // (assigning an empty string would keep the capacity)
