@@ -3,17 +3,23 @@
 #include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
+#include <string_view>
 
 #include <thrift/TApplicationException.h>
 #include <thrift/TConfiguration.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TCompactProtocol.h>
+#include <thrift/protocol/TProtocolException.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
+#include <thrift/transport/TVirtualTransport.h>
 
 namespace hbingest::connectors {
 
@@ -31,6 +37,83 @@ constexpr int kMaxFrameBytes = 256 * 1024 * 1024;
 // chunk of 1,000 rows is ~0.5 MB, ~1,000 recv() calls through a 512-byte buffer.
 constexpr std::uint32_t kReadBufferBytes = 64 * 1024;
 constexpr std::uint32_t kWriteBufferBytes = 64 * 1024;
+// What one reply may make us allocate before its bytes arrive. Thrift reads a length and allocates
+// it first, so without these the first four bytes of any answer that is not Thrift became an
+// allocation ("HTTP" read as a length is 1.2 GB; an SSH banner 1.4 GB; a TLS alert 352 MB).
+// No string in a reply is longer than one cell: HBase's client (in the gateway) refuses a cell
+// above hbase.client.keyvalue.maxsize, 10 MiB by default; a row key is at most 32767 bytes.
+constexpr std::int32_t kMaxStringBytes = 10 * 1024 * 1024;
+// No list in a reply is longer than the rows of a scan chunk (query.chunk_rows is at most 100,000)
+// or the cells of one row: one per field of an event, and a field takes at least 4 bytes of JSON,
+// so an event within decode.max_event_bytes' default (1 MiB) has fewer fields than this.
+constexpr std::int32_t kMaxListElements = 256 * 1024;
+// How much of a reply's start an error message quotes.
+constexpr std::size_t kReplyStartBytes = 16;
+
+std::string quote_bytes(std::string_view bytes) {
+  std::string quoted;
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\\' && c != '\'') {
+      quoted.push_back(c);
+    } else {
+      std::array<char, 5> hex{};
+      std::snprintf(hex.data(), hex.size(), "\\x%02x", byte);
+      quoted += hex.data();
+    }
+  }
+  return quoted;
+}
+
+// What kind of server usually answers with these bytes, in the terms of our options.
+std::string guess_peer(std::string_view start) {
+  if (start.starts_with("HTTP") || start.starts_with("<")) {
+    return "an HTTP server answered: a gateway in HTTP mode (hbase.regionserver.thrift.http), a proxy or a sidecar";
+  }
+  if (start.size() >= 2 && (start[0] == 0x15 || start[0] == 0x16) && start[1] == 0x03) {
+    return "a TLS record: the endpoint expects TLS (hbase.tls.enabled)";
+  }
+  if (start.starts_with("SSH-")) return "an SSH server answered: is the port right?";
+  return "check hbase.endpoints, and that hbase.transport and hbase.protocol match the gateway";
+}
+
+}  // namespace
+
+// Remembers the first bytes the peer sent after our last request, for foreign_reply(). It sits
+// between the socket and the buffered or framed transport, so it sees their large reads (one per
+// buffer fill or frame), not the protocol's small ones.
+class ReplyStartRecorder final : public apache::thrift::transport::TVirtualTransport<ReplyStartRecorder> {
+ public:
+  ReplyStartRecorder(std::shared_ptr<apache::thrift::transport::TTransport> socket,
+                     std::shared_ptr<TConfiguration> config)
+      : TVirtualTransport(std::move(config)), socket_(std::move(socket)) {}
+
+  bool isOpen() const override { return socket_->isOpen(); }
+  bool peek() override { return socket_->peek(); }
+  void open() override { socket_->open(); }
+  void close() override { socket_->close(); }
+  void flush() override { socket_->flush(); }
+  const std::string getOrigin() const override { return socket_->getOrigin(); }
+
+  uint32_t read(uint8_t* buf, uint32_t len) {
+    const uint32_t got = socket_->read(buf, len);
+    const std::size_t keep = std::min<std::size_t>(got, kReplyStartBytes - start_.size());
+    start_.append(reinterpret_cast<const char*>(buf), keep);
+    return got;
+  }
+  void write(const uint8_t* buf, uint32_t len) {
+    start_.clear();  // a new request: what follows is its reply
+    socket_->write(buf, len);
+  }
+
+  std::string_view reply_start() const { return start_; }
+
+ private:
+  std::shared_ptr<apache::thrift::transport::TTransport> socket_;
+  std::string start_;
+};
+
+namespace {
 
 support::HostPort parse_endpoint(const std::string& endpoint) {
   try {
@@ -112,6 +195,32 @@ void Thrift2Connection::disconnect() noexcept {
     }
     transport_.reset();
   }
+  recorder_.reset();
+}
+
+std::string Thrift2Connection::foreign_reply() const {
+  if (!recorder_) return {};
+  const std::string_view start = recorder_->reply_start();
+  std::string_view message = start;
+  bool foreign = false;
+  if (options_.transport == ThriftTransportKind::framed) {
+    if (start.size() < 4) return {};
+    const std::uint32_t frame = (std::uint32_t{static_cast<unsigned char>(start[0])} << 24) |
+                                (std::uint32_t{static_cast<unsigned char>(start[1])} << 16) |
+                                (std::uint32_t{static_cast<unsigned char>(start[2])} << 8) |
+                                std::uint32_t{static_cast<unsigned char>(start[3])};
+    foreign = frame == 0 || frame > static_cast<std::uint32_t>(kMaxFrameBytes);
+    message = start.substr(4);
+  }
+  const bool binary = options_.protocol == ThriftProtocolKind::binary;
+  if (!foreign && !message.empty()) {
+    const auto first = static_cast<unsigned char>(message[0]);
+    // Binary: the version word 0x8001 (strict); compact: the protocol id 0x82.
+    foreign = binary ? first != 0x80 || (message.size() > 1 && message[1] != 0x01) : first != 0x82;
+  }
+  if (!foreign) return {};
+  return std::string("not a Thrift ") + (binary ? "binary" : "compact") + " reply (starts with '" + quote_bytes(start) +
+         "'): " + guess_peer(start);
 }
 
 void Thrift2Connection::connect() {
@@ -122,6 +231,7 @@ void Thrift2Connection::connect() {
   std::shared_ptr<transport::TSocket> socket;
   if (tls_) {
     socket = tls_->createSocket(hp.host, hp.port);
+    socket->setConfiguration(config);  // the factory makes its sockets with Thrift's defaults
   } else {
     socket = std::make_shared<transport::TSocket>(hp.host, hp.port, config);
   }
@@ -130,19 +240,25 @@ void Thrift2Connection::connect() {
   socket->setSendTimeout(static_cast<int>(options_.read_timeout.count()));
   socket->setNoDelay(true);
 
+  auto recorder = std::make_shared<ReplyStartRecorder>(socket, config);
   std::shared_ptr<transport::TTransport> transport;
   if (options_.transport == ThriftTransportKind::framed) {
-    transport = std::make_shared<transport::TFramedTransport>(socket, config);
+    transport = std::make_shared<transport::TFramedTransport>(recorder, config);
   } else {
-    transport = std::make_shared<transport::TBufferedTransport>(socket, kReadBufferBytes, kWriteBufferBytes, config);
+    transport = std::make_shared<transport::TBufferedTransport>(recorder, kReadBufferBytes, kWriteBufferBytes, config);
   }
   std::shared_ptr<protocol::TProtocol> protocol;
   if (options_.protocol == ThriftProtocolKind::binary) {
-    protocol = std::make_shared<protocol::TBinaryProtocol>(transport);
+    // Strict read: a reply must start with the version word (0x8001), so a peer that is not a
+    // Thrift binary server fails on its first four bytes instead of having them read as a length.
+    protocol = std::make_shared<protocol::TBinaryProtocol>(transport, kMaxStringBytes, kMaxListElements,
+                                                           /*strict_read=*/true, /*strict_write=*/true);
   } else {
-    protocol = std::make_shared<protocol::TCompactProtocol>(transport);
+    // The compact protocol checks its protocol id byte on every reply already.
+    protocol = std::make_shared<protocol::TCompactProtocol>(transport, kMaxStringBytes, kMaxListElements);
   }
   transport->open();
+  recorder_ = std::move(recorder);
   transport_ = std::move(transport);
   client_ = std::make_unique<thrift2::gen::THBaseServiceClient>(protocol);
 }
@@ -173,6 +289,13 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
     throw HBaseError("HBase " + std::string(operation) + " via " + where + " failed inside the gateway: " + e.what() +
                          " (see the Thrift2 server log)",
                      where, operation, retriable);
+  } catch (const apache::thrift::protocol::TProtocolException& e) {
+    // Strict read or a size limit refused the reply: say what answered when it was not Thrift.
+    const std::string foreign = foreign_reply();
+    disconnect();
+    throw HBaseError("Thrift2 reply to " + std::string(operation) + " from " + where + ": " +
+                         (foreign.empty() ? std::string("refused by Thrift: ") + e.what() : foreign),
+                     where, operation, true);
   } catch (const apache::thrift::transport::TSSLException& e) {
     // A handshake that failed fails the same way on every retry until the certificate, the CA or
     // the configuration changes; still retriable, so that a running daemon recovers once it does
@@ -187,12 +310,15 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
                          explain_tls_failure(e.what(), options_.tls, host) + " [" + e.what() + "]",
                      where, operation, true);
   } catch (const TTransportException& e) {
+    // A framed transport reads a frame size first: an answer that is not Thrift fails here.
+    const std::string foreign = foreign_reply();
     disconnect();
     if (options_.endpoints.size() > 1) {
       endpoint_index_ = (endpoint_index_ + 1) % options_.endpoints.size();
       ++failovers_;
     }
-    throw HBaseError("Thrift2 transport error during " + std::string(operation) + " on " + where + ": " + e.what(),
+    throw HBaseError("Thrift2 transport error during " + std::string(operation) + " on " + where + ": " +
+                         (foreign.empty() ? std::string(e.what()) : foreign + " [" + e.what() + "]"),
                      where, operation, true);
   } catch (const apache::thrift::TException& e) {
     // Protocol or application errors leave the stream in an unknown state: reconnect next time.

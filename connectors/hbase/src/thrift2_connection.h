@@ -18,6 +18,8 @@ class TSSLSocketFactory;
 
 namespace hbingest::connectors {
 
+class ReplyStartRecorder;
+
 class Thrift2Connection {
  public:
   // Connects lazily, starting at endpoints[first_endpoint % size]. With options.tls.enabled the
@@ -43,6 +45,9 @@ class Thrift2Connection {
  private:
   void connect();
   [[noreturn]] void rethrow_as_hbase_error(const char* operation);
+  // "not a Thrift binary reply (starts with 'HTTP/1.1 503')" when the bytes the peer answered
+  // with cannot begin a Thrift reply; empty when they can, or nothing was read.
+  std::string foreign_reply() const;
 
   static constexpr std::chrono::seconds kIdleReconnect{30};
 
@@ -52,7 +57,9 @@ class Thrift2Connection {
   std::size_t endpoint_index_ = 0;
   std::chrono::steady_clock::time_point last_used_{};
   std::size_t failovers_ = 0;
-  // Declared in destruction order: the client uses the protocol, which uses the transport.
+  // Declared in destruction order: the client uses the protocol, which uses the transport, which
+  // reads the socket through the recorder.
+  std::shared_ptr<ReplyStartRecorder> recorder_;
   std::shared_ptr<apache::thrift::transport::TTransport> transport_;
   std::unique_ptr<thrift2::gen::THBaseServiceClient> client_;
 };
