@@ -513,7 +513,8 @@ const Options<LoggingConfig>& logging_options() {
   static const Options<L> options = {
       string("level", &L::level, "Log level; SIGHUP re-reads it from the file.", log_level_names()),
       enumeration("format", &L::format, {{"text", LogFormat::text}, {"json", LogFormat::json}},
-                  "text for terminals and journald, json for log shippers (one object per line)."),
+                  "text for terminals and journald, json for log shippers (one object per line). Libraries log through "
+                  "it too (librdkafka, Thrift's socket messages)."),
   };
   return options;
 }

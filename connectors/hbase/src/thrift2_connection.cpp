@@ -2,16 +2,21 @@
 
 #include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
+#include "hbingest/support/rate_limited_log.h"
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
 #include <thrift/TApplicationException.h>
 #include <thrift/TConfiguration.h>
+#include <thrift/TOutput.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TCompactProtocol.h>
 #include <thrift/protocol/TProtocolException.h>
@@ -115,6 +120,23 @@ class ReplyStartRecorder final : public apache::thrift::transport::TVirtualTrans
 
 namespace {
 
+// Thrift reports socket trouble (a refused connect, a reset, a TLS failure) through GlobalOutput,
+// which prints plain text to stderr: that broke logging.format json exactly during an outage. The
+// same failure also reaches us as an exception, so a repeat within the interval adds nothing.
+void log_thrift_output(const char* message) noexcept {
+  try {
+    static support::RateLimitedLog limited(std::chrono::seconds(10));
+    limited.log(spdlog::level::warn, message, std::string("thrift: ") + message);
+  } catch (...) {
+    // Logging must never throw into Thrift's error paths.
+  }
+}
+
+void route_thrift_output_to_spdlog() {
+  static std::once_flag routed;
+  std::call_once(routed, [] { apache::thrift::GlobalOutput.setOutputFunction(&log_thrift_output); });
+}
+
 support::HostPort parse_endpoint(const std::string& endpoint) {
   try {
     return support::parse_host_port(endpoint);
@@ -176,6 +198,7 @@ std::string explain_tls_failure(const std::string& message, const Thrift2TlsOpti
 
 Thrift2Connection::Thrift2Connection(Thrift2Options options, std::size_t first_endpoint)
     : options_(std::move(options)) {
+  route_thrift_output_to_spdlog();  // before the first socket or TLS context is made
   if (options_.endpoints.empty()) {
     throw HBaseError("no Thrift2 endpoints configured", "", "connect", false);
   }

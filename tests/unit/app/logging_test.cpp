@@ -4,10 +4,15 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "hbingest/app/logging.h"
+#include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/support/secrets.h"
 #include "text_lines.h"
 
@@ -79,6 +84,49 @@ TEST(Logging, RegisteredSecretsAreScrubbedInBothFormats) {
     EXPECT_THAT(out.str(), HasSubstr("sasl.password = ***"));
   }
   support::clear_registered_secrets();
+}
+
+// What the process writes to file descriptor 2 while `fn` runs (a library's own fprintf(stderr)).
+template <typename Fn>
+std::string stderr_of(Fn&& fn) {
+  std::fflush(stderr);
+  char path[] = "/tmp/hbingest-stderr-XXXXXX";
+  const int capture = ::mkstemp(path);
+  const int saved = ::dup(2);
+  ::dup2(capture, 2);
+  fn();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::string text;
+  ::lseek(capture, 0, SEEK_SET);
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(capture, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(capture);
+  ::unlink(path);
+  return text;
+}
+
+// Thrift's TSocket reports a refused connect through its GlobalOutput, which prints plain text to
+// stderr unless routed: with logging.format json that broke the log exactly during an outage.
+TEST(Logging, ThriftSocketMessagesAreJsonLinesOfOurs) {
+  std::ostringstream out;
+  setup_logging({.level = "info", .format = config::LogFormat::json},
+                std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  connectors::Thrift2Options options;
+  options.endpoints = {"127.0.0.1:1"};  // nothing listens on port 1
+  const std::string stray = stderr_of([&] {
+    connectors::HBaseAdmin admin(options);
+    EXPECT_THROW(admin.table_exists("default", "events"), connectors::HBaseError);
+  });
+  spdlog::default_logger()->flush();
+  EXPECT_EQ(stray, "") << "plain text on stderr beside the JSON log";
+  bool thrift_line = false;
+  for (const auto& line : lines_of(out.str())) {
+    const auto parsed = nlohmann::json::parse(line);  // throws on a line that is not JSON
+    thrift_line = thrift_line || parsed["msg"].get<std::string>().find("TSocket::open()") != std::string::npos;
+  }
+  EXPECT_TRUE(thrift_line) << out.str();
 }
 
 }  // namespace
