@@ -162,6 +162,32 @@ void check_writer(const Config& c, Reader& r) {
   }
 }
 
+// Over framed transport the gateway drops a request frame above its limit with the connection, and
+// the same batch would be dropped on every retry. A batch of several rows holds at most
+// batch_max_bytes as the batcher counts them (row key + family + qualifier + value + 8 per cell);
+// putMultiple's encoding adds per row the key once, the TPut's field headers, timestamp, TTL
+// attribute and durability (under 80 bytes for keys of 14 bytes or more, whose per-cell count
+// already covers Thrift's 22 bytes per cell), and per call the method, the table and list headers.
+// The sink still splits a call that does not fit (short keys) and dead-letters a row that alone
+// does not (thrift2_sink.h): this check keeps that the exception.
+void check_frame(const Config& c, Reader& r) {
+  if (c.hbase.transport != ThriftTransport::framed) return;
+  constexpr std::size_t kPerRowBytes = 80;
+  constexpr std::size_t kPerCallBytes = 1024;
+  const std::size_t encoding = c.writer.batch_max_rows * kPerRowBytes + kPerCallBytes;
+  const std::size_t frame = c.hbase.framed_max_frame_bytes;
+  if (c.writer.batch_max_bytes + encoding > frame) {
+    // Rounded down to whole KiB, the unit an operator would write.
+    const std::string fits = frame > encoding + 1024 ? format_size((frame - encoding) / 1024 * 1024) : "1KiB";
+    r.problem_at("writer.batch_max_bytes",
+                 "(" + format_size(c.writer.batch_max_bytes) + ") plus the Thrift encoding of writer.batch_max_rows (" +
+                     std::to_string(c.writer.batch_max_rows) + ") rows (" + format_size(encoding) +
+                     ") is above hbase.framed_max_frame_bytes (" + format_size(frame) +
+                     "): the gateway drops larger requests. Lower it to " + fits +
+                     " or less, or raise the gateways' frame limit and hbase.framed_max_frame_bytes with it");
+  }
+}
+
 void check_route_key(const RouteConfig& route, const std::string& path, Reader& r) {
   const int keys = (route.preset ? 1 : 0) + (route.key_file ? 1 : 0) + (route.key_yaml ? 1 : 0);
   // A route whose mapping did not even parse was reported already.
@@ -216,6 +242,7 @@ void sanity_check(const Config& config, Reader& reader) {
   check_dlq(config, reader);
   check_endpoints(config, reader);
   check_writer(config, reader);
+  check_frame(config, reader);
   check_routes(config, reader);
 }
 

@@ -316,6 +316,11 @@ const Options<HBaseConfig>& hbase_options() {
                   "Thrift protocol; must match hbase.regionserver.thrift.compact on the server."),
       duration("connect_timeout", &H::connect_timeout, 1ms, 10min, "TCP connect timeout per endpoint."),
       duration("read_timeout", &H::read_timeout, 1ms, 1h, "Socket read timeout for one Thrift call."),
+      size("framed_max_frame_bytes", &H::framed_max_frame_bytes, 64 * KiB, 1 * GiB,
+           "With transport framed: the largest request the gateways read, their "
+           "hbase.regionserver.thrift.framed.max_frame_size_in_mb (HBase's default is 2 MiB); a larger request is "
+           "dropped with its connection. check-config keeps writer batches below it; a larger write is split, and "
+           "a single row above it is dead-lettered. Not used with buffered."),
       string("namespace", &H::ns, "HBase namespace of the tables."),
       subsection("tls", &H::tls, &hbase_tls_options, "TLS to the Thrift2 gateways (see hbase.tls.*)."),
   };

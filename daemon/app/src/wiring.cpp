@@ -21,6 +21,7 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
                                                                       : connectors::ThriftProtocolKind::compact;
   options.connect_timeout = hbase.connect_timeout;
   options.read_timeout = hbase.read_timeout;
+  options.max_frame_bytes = hbase.framed_max_frame_bytes;
   options.tls.enabled = hbase.tls.enabled;
   options.tls.ca_file = hbase.tls.ca_file.value_or("").string();
   options.tls.cert_file = hbase.tls.cert_file.value_or("").string();

@@ -35,6 +35,15 @@ TEST(Wiring, PipelineTakesTheFutureSkewBound) {
   EXPECT_EQ(pipeline_options(config).decode.max_future_skew, std::chrono::minutes(5));
 }
 
+TEST(Wiring, WritersTakeTheGatewaysFrameLimit) {
+  config::HBaseConfig hbase;
+  hbase.transport = config::ThriftTransport::framed;
+  hbase.framed_max_frame_bytes = 8 * 1024 * 1024;
+  const auto options = thrift2_options(hbase);
+  EXPECT_EQ(options.transport, connectors::ThriftTransportKind::framed);
+  EXPECT_EQ(options.max_frame_bytes, 8u * 1024 * 1024);
+}
+
 TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {
   auto config = two_routes({"events"});
   config.decode.family = "f";

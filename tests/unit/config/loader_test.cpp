@@ -351,6 +351,36 @@ default_route: {table: rest, key_file: keys/rest.yaml}
   EXPECT_EQ(*result.config.default_route->key_file, std::filesystem::current_path() / "keys/rest.yaml");
 }
 
+// Over framed transport the gateway drops a request above its frame limit (HBase's default 2 MiB)
+// with the connection, on every retry: writer batches plus their Thrift encoding must fit it.
+TEST(Loader, FramedTransportKeepsWriterBatchesBelowTheGatewaysFrame) {
+  const auto framed = [](const std::string& extra_hbase, const std::string& writer) {
+    return std::string(R"(kafka:
+  bootstrap_servers: 127.0.0.1:19092
+  topics: [events]
+hbase:
+  endpoints: [127.0.0.1:19090]
+  transport: framed
+)") + extra_hbase +
+           "routes:\n  - {event_types: [login], table: events, preset: events}\n" + writer;
+  };
+  // The defaults (2 MiB batches of up to 500 rows) do not fit HBase's default frame.
+  EXPECT_THAT(problems_of(framed("", "")),
+              ElementsAre(HasSubstr("writer.batch_max_bytes: (2MiB) plus the Thrift encoding of "
+                                    "writer.batch_max_rows (500) rows (41024) is above hbase.framed_max_frame_bytes "
+                                    "(2MiB): the gateway drops larger requests. Lower it to 2007KiB or less")));
+  EXPECT_THAT(problems_of(framed("", "writer: {batch_max_bytes: 2007KiB}\n")), IsEmpty());
+  EXPECT_THAT(problems_of(framed("", "writer:\n  batch_max_bytes: 1MiB\n  batch_max_rows: 20000\n")),
+              ElementsAre(problem_at(10,
+                                     "(20000) rows (1601024) is above hbase.framed_max_frame_bytes (2MiB): the gateway "
+                                     "drops larger requests. Lower it to 484KiB or less")));
+  const std::string raised = "  framed_max_frame_bytes: 8MiB\n";
+  EXPECT_THAT(problems_of(framed(raised, "writer: {batch_max_bytes: 4MiB, batch_max_rows: 2000}\n")), IsEmpty());
+  EXPECT_EQ(load_config_text(framed(raised, ""), "test.yaml").hbase.framed_max_frame_bytes, 8u * 1024 * 1024);
+  // Buffered transport has no frame: the limit is not used.
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "writer: {batch_max_bytes: 16MiB}\n"), IsEmpty());
+}
+
 TEST(Loader, CrossFieldChecks) {
   const std::string yaml = std::string(kMinimal) + R"(writer:
   retry_initial_backoff: 20s

@@ -44,6 +44,8 @@ struct HBaseConfig {
   ThriftProtocol protocol = ThriftProtocol::binary;
   Millis connect_timeout{2000};
   Millis read_timeout{10000};
+  // framed only: the gateways' hbase.regionserver.thrift.framed.max_frame_size_in_mb (HBase's default)
+  std::size_t framed_max_frame_bytes = 2 * 1024 * 1024;
   std::string ns = "default";  // YAML key: namespace
   HBaseTlsConfig tls;
 };

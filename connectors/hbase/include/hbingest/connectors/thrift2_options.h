@@ -3,6 +3,7 @@
 // depending on the config module.
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct Thrift2Options {
   ThriftProtocolKind protocol = ThriftProtocolKind::binary;
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds read_timeout{10000};
+  // With framed transport: the largest request frame the gateway reads
+  // (hbase.regionserver.thrift.framed.max_frame_size_in_mb, 2 MiB by default). A larger one is
+  // dropped with the connection, so the sink never sends one (thrift2_sink.h).
+  std::size_t max_frame_bytes = 2 * 1024 * 1024;
   Thrift2TlsOptions tls;
 };
 
