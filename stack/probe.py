@@ -8,6 +8,7 @@ when the service answered, 1 otherwise, printing one reason line on stderr.
   probe.py thrift2 HOST:PORT [--timeout S]   THBaseService.tableExists('hbase:meta'),
                                              buffered transport, binary protocol
   probe.py thrift2-tls HOST:PORT --ca FILE   the same through the TLS terminator (stunnel)
+  probe.py thrift2-framed HOST:PORT          the same over framed transport
   probe.py thrift1 HOST:PORT [--timeout S]   Hbase.getTableNames via happybase
                                              (buffered transport, binary protocol)
   probe.py thrift2-tables HOST:PORT          print user tables seen through Thrift2
@@ -56,7 +57,7 @@ def probe_kafka(addr, timeout):
 
 # ---------------------------------------------------------------- Thrift2 (raw)
 
-def _t2_connect(addr, timeout, ca=None):
+def _t2_connect(addr, timeout, ca=None, framed=False):
     from thrift.protocol import TBinaryProtocol
     from thrift.transport import TSocket, TTransport
     host, port = _split(addr)
@@ -67,7 +68,7 @@ def _t2_connect(addr, timeout, ca=None):
     else:
         sock = TSocket.TSocket(host, port)
     sock.setTimeout(int(timeout * 1000))
-    trans = TTransport.TBufferedTransport(sock)
+    trans = TTransport.TFramedTransport(sock) if framed else TTransport.TBufferedTransport(sock)
     trans.open()
     return trans, TBinaryProtocol.TBinaryProtocol(trans)
 
@@ -128,7 +129,7 @@ def _t2_call(proto, trans, method, write_args):
     return result[0]
 
 
-def t2_table_exists(addr, timeout, table, ca=None):
+def t2_table_exists(addr, timeout, table, ca=None, framed=False):
     from thrift.Thrift import TType
     ns, _, qual = table.rpartition(":")
 
@@ -146,7 +147,7 @@ def t2_table_exists(addr, timeout, table, ca=None):
         p.writeStructEnd()
         p.writeFieldEnd()
 
-    trans, proto = _t2_connect(addr, timeout, ca)
+    trans, proto = _t2_connect(addr, timeout, ca, framed)
     try:
         return _t2_call(proto, trans, "tableExists", args)
     finally:
@@ -178,6 +179,12 @@ def probe_thrift2(addr, timeout, ca=None):
     if not t2_table_exists(addr, timeout, "hbase:meta", ca):
         raise RuntimeError("tableExists(hbase:meta) returned false")
     return "tableExists(hbase:meta) = true"
+
+
+def probe_thrift2_framed(addr, timeout):
+    if not t2_table_exists(addr, timeout, "hbase:meta", framed=True):
+        raise RuntimeError("tableExists(hbase:meta) returned false")
+    return "tableExists(hbase:meta) = true over framed transport"
 
 
 def probe_thrift2_tls(addr, timeout, ca):
@@ -262,7 +269,8 @@ def selftest(args):
 
 # ---------------------------------------------------------------- main
 
-PROBES = {"kafka": probe_kafka, "thrift2": probe_thrift2, "thrift1": probe_thrift1,
+PROBES = {"kafka": probe_kafka, "thrift2": probe_thrift2, "thrift2-framed": probe_thrift2_framed,
+          "thrift1": probe_thrift1,
           "thrift2-tls": lambda addr, timeout, ca: probe_thrift2_tls(addr, timeout, ca)}
 
 
