@@ -90,8 +90,8 @@ std::string guess_peer(std::string_view start) {
 class ReplyStartRecorder final : public apache::thrift::transport::TVirtualTransport<ReplyStartRecorder> {
  public:
   ReplyStartRecorder(std::shared_ptr<apache::thrift::transport::TTransport> socket,
-                     std::shared_ptr<TConfiguration> config)
-      : TVirtualTransport(std::move(config)), socket_(std::move(socket)) {}
+                     const std::shared_ptr<TConfiguration>& config)
+      : TVirtualTransport(config), socket_(std::move(socket)) {}
 
   bool isOpen() const override { return socket_->isOpen(); }
   bool peek() override { return socket_->peek(); }
