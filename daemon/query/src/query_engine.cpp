@@ -19,27 +19,36 @@ using detail::Clock;
 struct Cursor {
   std::vector<connectors::ScannedRow> chunk;
   std::size_t pos = 0;
-  bool asked_next = false;               // prefetch() was called for the chunk after this one
-  std::optional<keyspec::SortKey> last;  // to catch a scan that is not in time order
-  std::string last_key;
+  bool asked_next = false;  // prefetch() was called for the chunk after this one
+  std::string last;         // merge bytes of the row before: to catch a scan out of merge order
+  bool has_last = false;
 };
 
 struct HeapEntry {
-  keyspec::SortKey sort;
-  std::string_view key;  // points into the cursor's chunk; valid until that entry is popped
+  std::string_view merge;  // KeySpec::merge_bytes of the row; points into the cursor's chunk
+  std::string_view key;    // the whole row key, same chunk; valid until that entry is popped
   std::size_t range;
 };
 
-// Orders the heap so that top() is the next row to emit: smallest first for asc, largest for desc.
-// The row key breaks ties between equal (time, partition, offset) so the order is total.
+// Orders the heap so that top() is the next row to emit: the smallest merge bytes first when the
+// scans run forward, the largest when they run backwards, which is each scan's own order. The row
+// key (salt included) and the range break ties so that the order is total.
 struct HeapAfter {
-  bool desc;
+  bool backwards;
   bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    const auto ka = std::tie(a.sort, a.key, a.range);
-    const auto kb = std::tie(b.sort, b.key, b.range);
-    return desc ? ka < kb : ka > kb;
+    const auto ka = std::tie(a.merge, a.key, a.range);
+    const auto kb = std::tie(b.merge, b.key, b.range);
+    return backwards ? ka < kb : ka > kb;
   }
 };
+
+// Which way the scans of a query run. A time-ordered merge reads every range oldest first for asc
+// (newest first for desc); a time component stored reversed (MAX - ms) sorts newest first, so
+// there the scans run the other way.
+bool scans_backwards(const Query& query) {
+  const bool desc = query.order == Order::desc;
+  return query.merge == MergeBy::time && query.spec->time_descending() ? !desc : desc;
+}
 
 // Drives one query's merge over a ScanSource and hands rows to the callback.
 class Merger {
@@ -50,11 +59,12 @@ class Merger {
         ranges_(ranges),
         source_(source),
         on_row_(on_row),
-        event_component_(query.spec->event_component()) {}
+        event_component_(query.spec->event_component()),
+        backwards_(scans_backwards(query)) {}
 
   void merge_by_time() {
     cursors_.resize(ranges_.size());
-    std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapAfter> heap(HeapAfter{query_.order == Order::desc});
+    std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapAfter> heap(HeapAfter{scans_backwards(query_)});
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
       if (auto entry = head(i)) heap.push(*entry);
     }
@@ -108,24 +118,22 @@ class Merger {
     if (!fill(i)) return std::nullopt;
     Cursor& cursor = cursors_[i];
     const std::string& key = cursor.chunk[cursor.pos].row;
-    const auto sort = query_.spec->sort_key(key);
-    if (!sort) {
+    const auto merge = query_.spec->merge_bytes(key);
+    if (!merge) {
       throw QueryError("key spec '" + std::string(query_.spec->source_name()) +
                        "' has no time component: merge by time is impossible, merge by key instead");
     }
-    if (cursor.last) {
-      const auto prev = std::tie(*cursor.last, cursor.last_key);
-      const auto cur = std::tie(*sort, key);
-      if (query_.order == Order::desc ? cur > prev : cur < prev) {
-        throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) + ") of table " +
-                         query_.table +
-                         " returned rows out of time order: the plan must fix the components before time "
-                         "(query by event), or merge by key");
-      }
+    // Within a range the merge bytes follow the scan (everything before them is the plan's fixed
+    // prefix); a range whose rows differ before the time component cannot be merged by time.
+    if (cursor.has_last && (backwards_ ? *merge > cursor.last : *merge < cursor.last)) {
+      throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) + ") of table " +
+                       query_.table +
+                       " returned rows out of time order: the plan must fix the components before time "
+                       "(query by event), or merge by key");
     }
-    cursor.last = *sort;
-    cursor.last_key = key;
-    return HeapEntry{*sort, key, i};
+    cursor.last.assign(*merge);
+    cursor.has_last = true;
+    return HeapEntry{*merge, key, i};
   }
 
   void emit(std::size_t i) {
@@ -152,6 +160,7 @@ class Merger {
   detail::ScanSource& source_;
   const QueryEngine::RowCallback& on_row_;
   std::optional<std::string> event_component_;
+  bool backwards_;
   std::vector<Cursor> cursors_;
   QueryStats stats_;
 };
@@ -266,7 +275,7 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
                                                  .stop_row = range.stop,
                                                  .columns = query.columns,
                                                  .chunk_rows = chunk.first,
-                                                 .reversed = query.order == Order::desc,
+                                                 .reversed = scans_backwards(query),
                                                  .max_chunk_rows = chunk.max});
     }
     detail::ScannerOpener opener =

@@ -27,8 +27,8 @@ struct EventRoute {
 enum class Order { asc, desc };
 
 // How the rows of the n scans are combined.
-//  time: heap-based k-way merge on keyspec sort_key (time, partition, offset), then row key. Each
-//        scan must come back in that order, which holds when the plan fixes the leading components
+//  time: heap-based k-way merge on KeySpec::merge_bytes (the key from the time component on), then
+//        row key. Each scan comes back in that order when the plan fixes the leading components
 //        (salt, event) so that time follows; a scan found out of order fails the query.
 //  key:  the planned ranges are disjoint and sorted, so their concatenation is HBase key order;
 //        ranges are opened in order, at most `concurrency` ahead of the one being emitted. Used for
