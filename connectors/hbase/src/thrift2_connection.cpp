@@ -3,6 +3,8 @@
 #include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <optional>
 
@@ -104,6 +106,8 @@ Thrift2Connection::~Thrift2Connection() { disconnect(); }
 
 void Thrift2Connection::disconnect() noexcept {
   client_.reset();
+  const std::lock_guard lock(interrupt_mutex_);
+  socket_fd_ = -1;
   if (transport_) {
     try {
       transport_->close();
@@ -112,6 +116,14 @@ void Thrift2Connection::disconnect() noexcept {
     }
     transport_.reset();
   }
+}
+
+void Thrift2Connection::interrupt() noexcept {
+  const std::lock_guard lock(interrupt_mutex_);
+  interrupted_ = true;
+  // shutdown(), not close(): the descriptor stays ours until disconnect() closes it, and a thread
+  // blocked in recv() or send() on it returns at once.
+  if (socket_fd_ >= 0) ::shutdown(socket_fd_, SHUT_RDWR);
 }
 
 void Thrift2Connection::connect() {
@@ -143,6 +155,12 @@ void Thrift2Connection::connect() {
     protocol = std::make_shared<protocol::TCompactProtocol>(transport);
   }
   transport->open();
+  {
+    const std::lock_guard lock(interrupt_mutex_);
+    socket_fd_ = socket->getSocketFD();
+    // interrupt() came while connecting: the call it meant is this one.
+    if (interrupted_) ::shutdown(socket_fd_, SHUT_RDWR);
+  }
   transport_ = std::move(transport);
   client_ = std::make_unique<thrift2::gen::THBaseServiceClient>(protocol);
 }

@@ -32,6 +32,10 @@ class RowScanner {
   // caller must not spend a call to learn it.
   virtual bool exhausted() const = 0;
   virtual void close() noexcept = 0;
+  // The one call that may come from another thread, while next_chunk() runs: makes a call in
+  // progress fail at once (and every later one), so that a query past its deadline does not wait
+  // for a gateway that does not answer. A scanner without calls to interrupt ignores it.
+  virtual void cancel() noexcept {}
 };
 
 // Thread-safe. open() may block while the connection pool is exhausted.
