@@ -165,8 +165,9 @@ class Thrift2RowScanner final : public RowScanner {
       for (std::size_t i = repeated ? 1 : 0; i < results.size(); ++i) {
         if (!accept(results[i].row)) continue;
         rows.push_back(from_thrift_result(std::move(results[i])));
+        largest_row_ = std::max(largest_row_, held_bytes(rows.back()));
       }
-      if (request_.max_chunk_rows > chunk_rows_) chunk_rows_ = std::min(request_.max_chunk_rows, 2 * chunk_rows_);
+      chunk_rows_ = next_chunk_rows(request_, chunk_rows_, largest_row_);
     }
     return rows;
   }
@@ -306,6 +307,7 @@ class Thrift2RowScanner final : public RowScanner {
   ScanRequest request_;
   int chunk_rows_;
   std::optional<std::string> last_row_;  // the last row the server returned (before accept())
+  std::size_t largest_row_ = 0;          // held_bytes of the largest row returned so far
   bool exhausted_ = false;
   std::mutex cancel_mutex_;  // guards cancelled_ and in_call_: cancel() comes from another thread
   bool cancelled_ = false;

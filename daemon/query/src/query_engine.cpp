@@ -1,6 +1,7 @@
 #include "hbingest/query/query_engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <queue>
 #include <string_view>
 #include <utility>
@@ -53,12 +54,14 @@ bool scans_backwards(const Query& query) {
 // Drives one query's merge over a ScanSource and hands rows to the callback.
 class Merger {
  public:
+  // `on_chunk` is told the largest row (held_bytes) of every chunk the merge takes.
   Merger(const Query& query, const std::vector<keyspec::ScanRange>& ranges, detail::ScanSource& source,
-         const QueryEngine::RowCallback& on_row)
+         const QueryEngine::RowCallback& on_row, std::function<void(std::size_t)> on_chunk)
       : query_(query),
         ranges_(ranges),
         source_(source),
         on_row_(on_row),
+        on_chunk_(std::move(on_chunk)),
         event_component_(query.spec->event_component()),
         backwards_(scans_backwards(query)) {}
 
@@ -110,6 +113,9 @@ class Merger {
         source_.finished(i);
         return false;
       }
+      std::size_t largest = 0;
+      for (const auto& row : cursor.chunk) largest = std::max(largest, connectors::held_bytes(row));
+      on_chunk_(largest);
     }
     return true;
   }
@@ -159,6 +165,7 @@ class Merger {
   const std::vector<keyspec::ScanRange>& ranges_;
   detail::ScanSource& source_;
   const QueryEngine::RowCallback& on_row_;
+  std::function<void(std::size_t)> on_chunk_;
   std::optional<std::string> event_component_;
   bool backwards_;
   std::vector<Cursor> cursors_;
@@ -178,6 +185,19 @@ QueryOutcome classify(std::exception_ptr error) {
 }
 
 }  // namespace
+
+std::optional<std::size_t> QueryEngine::RowSizes::largest(const std::string& table) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = largest_.find(table);
+  if (it == largest_.end()) return std::nullopt;
+  return it->second;
+}
+
+void QueryEngine::RowSizes::note(const std::string& table, std::size_t bytes) {
+  const std::lock_guard lock(mutex_);
+  auto& largest = largest_[table];
+  largest = std::max(largest, bytes);
+}
 
 QueryEngine::QueryEngine(connectors::ScannerFactory& factory, EngineOptions options, QueryObserver* observer)
     : factory_(factory), options_(options), observer_(observer) {
@@ -252,6 +272,22 @@ ChunkRows chunk_rows_for(const Query& query, std::size_t ranges, int configured)
   return {static_cast<int>(std::min(first, static_cast<std::size_t>(configured))), configured};
 }
 
+// A byte budget B over n ranges: each range holds at most prefetch_chunks queued chunks, the one
+// being merged and the one a call is bringing, so chunks of B / (n x (prefetch_chunks + 2)) bytes
+// keep the whole query within B (one row per range at least: the merge needs every range's head). The first chunk is
+// sized by the largest row read from the table before; with none yet, it is one row, and the scanner sizes the next
+// ones from what it has seen.
+std::size_t chunk_bytes_for(const QueryOptions& options, std::size_t ranges, int prefetch_chunks) {
+  if (options.max_bytes == 0 || ranges == 0) return 0;
+  return std::max<std::size_t>(1, options.max_bytes / (ranges * static_cast<std::size_t>(prefetch_chunks + 2)));
+}
+
+int first_chunk_rows(int rows, std::size_t chunk_bytes, std::optional<std::size_t> largest_row) {
+  if (chunk_bytes == 0) return rows;
+  if (!largest_row || *largest_row == 0) return 1;
+  return static_cast<int>(std::clamp<std::size_t>(chunk_bytes / *largest_row, 1, static_cast<std::size_t>(rows)));
+}
+
 }  // namespace
 
 QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options, const RowCallback& on_row) {
@@ -269,14 +305,17 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     std::vector<connectors::ScanRequest> requests;
     requests.reserve(ranges.size());
     const auto chunk = chunk_rows_for(query, ranges.size(), options_.chunk_rows);
+    const std::size_t chunk_bytes = chunk_bytes_for(options, ranges.size(), options_.prefetch_chunks);
+    const int first_rows = first_chunk_rows(chunk.first, chunk_bytes, row_sizes_.largest(query.table));
     for (const auto& range : ranges) {
       requests.push_back(connectors::ScanRequest{.table = query.table,
                                                  .start_row = range.start,
                                                  .stop_row = range.stop,
                                                  .columns = query.columns,
-                                                 .chunk_rows = chunk.first,
+                                                 .chunk_rows = first_rows,
                                                  .reversed = scans_backwards(query),
-                                                 .max_chunk_rows = chunk.max});
+                                                 .max_chunk_rows = chunk.max,
+                                                 .max_chunk_bytes = chunk_bytes});
     }
     detail::ScannerOpener opener =
         [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {
@@ -293,7 +332,8 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
                                                        options_.prefetch_chunks, window, limited_time_merge(query),
                                                        deadline);
     }
-    Merger merger(query, ranges, *source, on_row);
+    Merger merger(query, ranges, *source, on_row,
+                  [this, &query](std::size_t largest) { row_sizes_.note(query.table, largest); });
     if (query.merge == MergeBy::time) {
       merger.merge_by_time();
     } else {
