@@ -85,5 +85,19 @@ TEST(Thrift2Scans, AQueryWhoseGatewayNeverAnswersEndsAtItsDeadline) {
   EXPECT_GE(gateway.requests(), 1);
 }
 
+// The rule every scanner sizes its next call by: doubling up to max_chunk_rows, then as many rows
+// as fit in max_chunk_bytes by the largest row seen, one at least.
+TEST(Thrift2Scans, ChunksShrinkToTheByteBoundByTheLargestRowSeen) {
+  connectors::ScanRequest request = scan_of("a");
+  request.chunk_rows = 16;
+  request.max_chunk_rows = 500;
+  EXPECT_EQ(connectors::next_chunk_rows(request, 16, 1000), 32) << "no byte bound: rows double";
+  request.max_chunk_bytes = 100 * 1000;
+  EXPECT_EQ(connectors::next_chunk_rows(request, 16, 1000), 32);
+  EXPECT_EQ(connectors::next_chunk_rows(request, 64, 1000), 100) << "128 rows of 1000 bytes do not fit";
+  EXPECT_EQ(connectors::next_chunk_rows(request, 16, 600 * 1000), 1) << "a row wider than the bound: one";
+  EXPECT_EQ(connectors::next_chunk_rows(request, 500, 0), 500) << "nothing seen yet";
+}
+
 }  // namespace
 }  // namespace hbingest::query
