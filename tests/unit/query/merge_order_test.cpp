@@ -39,7 +39,7 @@ void fill(Table& table, std::mt19937_64& rng, int count) {
   for (int i = 0; i < count; ++i) {
     const std::int64_t ts = kSecond + (rng() % 4 == 0 ? 1000 : 0);
     const std::string type = rng() % 3 == 0 ? "order" : "login";
-    const std::string topic = kTopics[rng() % kTopics.size()];
+    const std::string& topic = kTopics[rng() % kTopics.size()];
     keyspec::MapEventFields fields({{"event_id", type},
                                     {"ts", ts},
                                     {"host", "h" + std::to_string(rng() % 5)},
