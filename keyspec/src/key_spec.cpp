@@ -148,6 +148,19 @@ std::optional<SortKey> KeySpec::sort_key(std::string_view key) const {
   return k;
 }
 
+std::optional<std::string_view> KeySpec::merge_bytes(std::string_view key) const {
+  const auto& m = impl_->model;
+  if (!m.time_index) return std::nullopt;
+  // Validates the time's bytes (and that the key reaches them) before handing out the tail.
+  (void)number_at(m, key, *m.time_index);
+  return key.substr(locate(m, key, *m.time_index));
+}
+
+bool KeySpec::time_descending() const {
+  const auto& m = impl_->model;
+  return m.time_index && std::get<detail::TimeSpec>(m.components[*m.time_index].shape).reversed;
+}
+
 std::vector<ScanRange> KeySpec::plan(const PlanRequest& request) const {
   return detail::plan_scan(impl_->model, request);
 }

@@ -196,7 +196,6 @@ double config_mib(const std::string& size) {
 }
 
 ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
-  constexpr double kRowKiB = 1;           // a stored event's cells
   constexpr double kBaseMiB = 64;         // code, heap slack, thread stacks
   constexpr double kRdkafkaQueueMiB = 4;  // queued.max.messages.kbytes: KafkaSource's default
   constexpr double kFetchMiB = 50;        // fetch.max.bytes default
@@ -207,8 +206,9 @@ ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
   const int queries = c["http"]["max_concurrent_queries"].as<int>();
   const int scans = c["query"]["concurrency"].as<int>();
   ResourceBound bound;
-  bound.memory_mib = kBaseMiB + queries * scans * c["query"]["prefetch_chunks"].as<int>() *
-                                    c["query"]["chunk_rows"].as<int>() * kRowKiB / 1024;
+  // A query holds rows up to its response budget (QueryOptions::max_bytes), whatever their size.
+  const double response_mib = config_mib(c["http"]["max_response_bytes"].as<std::string>());
+  bound.memory_mib = kBaseMiB + queries * response_mib;
   // main + signal watcher; the HTTP acceptor, its workers and the thread that answers refused
   // connections; one producer thread per running query; the health listener (acceptor, 4 workers,
   // refusals) when configured; the query scans.
@@ -221,7 +221,7 @@ ResourceBound resource_bound(const YAML::Node& c, bool ingest) {
                         kDecodeBuffersPerEventByte * config_mib(c["decode"]["max_event_bytes"].as<std::string>());
     bound.threads += 2 + writers + kRdkafkaThreads;
   } else {
-    bound.memory_mib += queries * c["query"]["max_limit"].as<double>() * kRowKiB / 1024;
+    bound.memory_mib += queries * response_mib;  // the responses being built
   }
   return bound;
 }

@@ -74,8 +74,9 @@ std::vector<std::string> check_promql_names(const std::string& expr);
 // systemd units' comments write it out: in-flight bytes and as much again in dead letters,
 // librdkafka's prefetch queue (64 MiB) and one fetch (50 MiB), a Thrift copy of each writer's batch,
 // the decoder's parse buffers for the largest event (~16 x decode.max_event_bytes),
-// the query prefetch (concurrent queries x scans x chunks x rows of ~1 KiB) and 64 MiB of base;
-// `serve` (ingest false) holds the queries and their responses (max_limit rows each) only. Threads:
+// the queries' rows (concurrent queries x http.max_response_bytes: a query's chunks are bounded by
+// its response budget) and 64 MiB of base; `serve` (ingest false) holds the queries and their
+// responses (max_response_bytes each) only. Threads:
 // main, signals, HTTP listener and pool (max_concurrent_queries + 2), the scans, and for ingest the
 // progress reporter, table watch, writers and librdkafka (two clients, six brokers: 30).
 struct ResourceBound {

@@ -5,6 +5,7 @@
 #include "hbingest/support/rate_limited_log.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -210,6 +211,8 @@ Thrift2Connection::~Thrift2Connection() { disconnect(); }
 
 void Thrift2Connection::disconnect() noexcept {
   client_.reset();
+  const std::lock_guard lock(interrupt_mutex_);
+  socket_fd_ = -1;
   if (transport_) {
     try {
       transport_->close();
@@ -244,6 +247,14 @@ std::string Thrift2Connection::foreign_reply() const {
   if (!foreign) return {};
   return std::string("not a Thrift ") + (binary ? "binary" : "compact") + " reply (starts with '" + quote_bytes(start) +
          "'): " + guess_peer(start);
+}
+
+void Thrift2Connection::interrupt() noexcept {
+  const std::lock_guard lock(interrupt_mutex_);
+  interrupted_ = true;
+  // shutdown(), not close(): the descriptor stays ours until disconnect() closes it, and a thread
+  // blocked in recv() or send() on it returns at once.
+  if (socket_fd_ >= 0) ::shutdown(socket_fd_, SHUT_RDWR);
 }
 
 void Thrift2Connection::connect() {
@@ -282,6 +293,12 @@ void Thrift2Connection::connect() {
   }
   transport->open();
   recorder_ = std::move(recorder);
+  {
+    const std::lock_guard lock(interrupt_mutex_);
+    socket_fd_ = socket->getSocketFD();
+    // interrupt() came while connecting: the call it meant is this one.
+    if (interrupted_) ::shutdown(socket_fd_, SHUT_RDWR);
+  }
   transport_ = std::move(transport);
   client_ = std::make_unique<thrift2::gen::THBaseServiceClient>(protocol);
 }

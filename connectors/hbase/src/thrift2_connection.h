@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "THBaseService.h"
@@ -39,6 +40,11 @@ class Thrift2Connection {
   const std::string& endpoint() const { return options_.endpoints[endpoint_index_]; }
   bool connected() const { return client_ != nullptr; }
   void disconnect() noexcept;
+  // Thread-safe, for another thread than the one in call(): shuts the socket down so that a call
+  // blocked on it fails at once (a transport error) instead of after hbase.read_timeout. A call
+  // still connecting fails as soon as its socket is open (so within hbase.connect_timeout), and so
+  // does every later call: throw the connection away.
+  void interrupt() noexcept;
   // Number of failovers to another endpoint since construction (for metrics).
   std::size_t failovers() const { return failovers_; }
 
@@ -57,6 +63,12 @@ class Thrift2Connection {
   std::size_t endpoint_index_ = 0;
   std::chrono::steady_clock::time_point last_used_{};
   std::size_t failovers_ = 0;
+  // The open socket's descriptor for interrupt(), and whether one was asked for (for good: an
+  // interrupted connection is not used again). Guarded by interrupt_mutex_, held while the socket
+  // is closed, so that interrupt() never shuts down a descriptor number handed out again.
+  std::mutex interrupt_mutex_;
+  int socket_fd_ = -1;
+  bool interrupted_ = false;
   // Declared in destruction order: the client uses the protocol, which uses the transport, which
   // reads the socket through the recorder.
   std::shared_ptr<ReplyStartRecorder> recorder_;

@@ -1,6 +1,7 @@
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 
 #include <spdlog/spdlog.h>
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -38,45 +39,74 @@ class ConnectionPool {
   ConnectionPool(const Thrift2Options& options, int max_connections)
       : options_(options), max_connections_(static_cast<std::size_t>(max_connections)) {}
 
+  // fresh: a new connection, never one from the idle list.
+  enum class Pick { any, fresh };
+
   class Lease {
    public:
-    Lease(ConnectionPool& pool, std::size_t endpoint)
-        : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint)) {}
-    ~Lease() { pool_.release(endpoint_, std::move(connection_)); }
+    Lease(ConnectionPool& pool, std::size_t endpoint, Pick pick)
+        : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint, pick)) {}
+    ~Lease() { pool_.release(endpoint_, std::move(connection_), fate_); }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     Thrift2Connection& operator*() { return *connection_; }
     Thrift2Connection* operator->() { return connection_.get(); }
+    // This connection is not put back (it was interrupted).
+    void discard() {
+      if (fate_ == Fate::keep) fate_ = Fate::drop;
+    }
+    // Its socket failed under it: neither it nor the idle connections to the same endpoint, which
+    // a restarted gateway has closed just the same, are put back.
+    void discard_endpoint() { fate_ = Fate::drop_endpoint; }
 
    private:
     ConnectionPool& pool_;
     std::size_t endpoint_;
     std::unique_ptr<Thrift2Connection> connection_;
+    enum class Fate { keep, drop, drop_endpoint };
+    Fate fate_ = Fate::keep;
+    friend class ConnectionPool;
   };
 
   std::size_t endpoints() const { return options_.endpoints.size(); }
+  const std::string& endpoint_name(std::size_t endpoint) const { return options_.endpoints[endpoint]; }
   std::size_t next_endpoint() { return next_endpoint_++ % options_.endpoints.size(); }
 
  private:
-  std::unique_ptr<Thrift2Connection> acquire(std::size_t endpoint) {
+  using Fate = Lease::Fate;
+
+  std::unique_ptr<Thrift2Connection> acquire(std::size_t endpoint, Pick pick) {
     std::unique_lock lock(mutex_);
-    available_.wait(lock, [&] { return !idle_[endpoint].empty() || total_ < max_connections_ || any_idle(); });
-    if (!idle_[endpoint].empty()) {
+    const bool reuse = pick == Pick::any;
+    available_.wait(lock,
+                    [&] { return (reuse && !idle_[endpoint].empty()) || total_ < max_connections_ || any_idle(); });
+    if (reuse && !idle_[endpoint].empty()) {
       auto connection = std::move(idle_[endpoint].back());
       idle_[endpoint].pop_back();
       return connection;
     }
-    if (total_ >= max_connections_) drop_one_idle();  // make room: close a connection to another endpoint
+    if (total_ >= max_connections_) drop_one_idle();  // make room: close an idle connection
     ++total_;
     Thrift2Options single = options_;
     single.endpoints = {options_.endpoints[endpoint]};  // the caller picked the endpoint (and fails over)
     return std::make_unique<Thrift2Connection>(std::move(single));
   }
 
-  void release(std::size_t endpoint, std::unique_ptr<Thrift2Connection> connection) {
+  void release(std::size_t endpoint, std::unique_ptr<Thrift2Connection> connection, Fate fate) {
+    std::vector<std::unique_ptr<Thrift2Connection>> dropped;  // closed outside the lock
     {
       std::lock_guard lock(mutex_);
-      idle_[endpoint].push_back(std::move(connection));
+      if (fate == Fate::keep) {
+        idle_[endpoint].push_back(std::move(connection));
+      } else {
+        dropped.push_back(std::move(connection));
+        if (fate == Fate::drop_endpoint) {
+          auto& idle = idle_[endpoint];
+          for (auto& c : idle) dropped.push_back(std::move(c));
+          idle.clear();
+        }
+        total_ -= dropped.size();
+      }
     }
     available_.notify_all();
   }
@@ -135,8 +165,9 @@ class Thrift2RowScanner final : public RowScanner {
       for (std::size_t i = repeated ? 1 : 0; i < results.size(); ++i) {
         if (!accept(results[i].row)) continue;
         rows.push_back(from_thrift_result(std::move(results[i])));
+        largest_row_ = std::max(largest_row_, held_bytes(rows.back()));
       }
-      if (request_.max_chunk_rows > chunk_rows_) chunk_rows_ = std::min(request_.max_chunk_rows, 2 * chunk_rows_);
+      chunk_rows_ = next_chunk_rows(request_, chunk_rows_, largest_row_);
     }
     return rows;
   }
@@ -146,8 +177,42 @@ class Thrift2RowScanner final : public RowScanner {
   // Nothing to release on the server.
   void close() noexcept override { exhausted_ = true; }
 
+  void cancel() noexcept override {
+    const std::lock_guard lock(cancel_mutex_);
+    cancelled_ = true;
+    if (in_call_) in_call_->interrupt();
+  }
+
  private:
-  std::vector<gen::TResult> call(int rows) {
+  // Makes cancel() interrupt the call on `connection` for as long as it lives; refuses to start a
+  // call once the scan is cancelled.
+  class InCall {
+   public:
+    InCall(Thrift2RowScanner& scanner, Thrift2Connection& connection) : scanner_(scanner) {
+      const std::lock_guard lock(scanner_.cancel_mutex_);
+      if (scanner_.cancelled_) {
+        throw HBaseError("scan of " + scanner_.request_.table + " cancelled (query deadline or error)",
+                         connection.endpoint(), "getScannerResults", false);
+      }
+      scanner_.in_call_ = &connection;
+    }
+    ~InCall() {
+      const std::lock_guard lock(scanner_.cancel_mutex_);
+      scanner_.in_call_ = nullptr;
+    }
+    InCall(const InCall&) = delete;
+    InCall& operator=(const InCall&) = delete;
+
+   private:
+    Thrift2RowScanner& scanner_;
+  };
+
+  bool cancelled() {
+    const std::lock_guard lock(cancel_mutex_);
+    return cancelled_;
+  }
+
+  gen::TScan make_scan(int rows) const {
     gen::TScan scan;
     if (request_.reversed) {
       scan.__set_reversed(true);
@@ -176,21 +241,54 @@ class Thrift2RowScanner final : public RowScanner {
       for (const auto& column : request_.columns) columns.push_back(to_thrift_column(column));
       scan.__set_columns(columns);
     }
+    return scan;
+  }
+
+  std::vector<gen::TResult> call(int rows) {
+    const gen::TScan scan = make_scan(rows);
     // No state lives on the server between calls, so a transport failure may move on to the next
     // endpoint.
     std::vector<gen::TResult> results;
     for (std::size_t attempt = 0;; ++attempt) {
       const std::size_t endpoint = pool_.next_endpoint();
       try {
-        ConnectionPool::Lease connection(pool_, endpoint);
-        ++calls_;
-        connection->call("getScannerResults",
-                         [&](auto& client) { client.getScannerResults(results, request_.table, scan, rows); });
+        // A pooled socket that the gateway closed while it sat idle (a restart) fails without
+        // saying anything about the gateway now: the call is made once more, on a new connection.
+        if (!call_on(endpoint, ConnectionPool::Pick::any, scan, rows, results)) {
+          spdlog::debug("scan of {}: a pooled connection to {} was closed; calling again on a new one", request_.table,
+                        pool_.endpoint_name(endpoint));
+          call_on(endpoint, ConnectionPool::Pick::fresh, scan, rows, results);
+        }
         return results;
       } catch (const HBaseError& e) {
-        if (!e.retriable() || attempt + 1 >= pool_.endpoints()) throw;
+        if (!e.retriable() || attempt + 1 >= pool_.endpoints() || cancelled()) throw;
       }
     }
+  }
+
+  // One call on a connection to `endpoint`. False when a connection reused from the pool lost its
+  // socket (the idle connections to that endpoint are dropped with it); other failures throw.
+  bool call_on(std::size_t endpoint, ConnectionPool::Pick pick, const gen::TScan& scan, int rows,
+               std::vector<gen::TResult>& results) {
+    ConnectionPool::Lease connection(pool_, endpoint, pick);
+    const bool reused = connection->connected();
+    try {
+      const InCall in_call(*this, *connection);
+      ++calls_;
+      connection->call("getScannerResults",
+                       [&](auto& client) { client.getScannerResults(results, request_.table, scan, rows); });
+    } catch (const HBaseError&) {
+      if (cancelled()) {
+        connection.discard();  // interrupted: the failure says nothing about the gateway
+        throw;
+      }
+      if (connection->connected()) throw;  // the gateway answered (TIOError...): the socket is fine
+      connection.discard_endpoint();
+      if (!reused) throw;
+      return false;
+    }
+    if (cancelled()) connection.discard();  // a cancel() that came just after the answer shut its socket
+    return true;
   }
 
   // Keeps a reversed scan inside [start, stop): its server-side bounds are one key too wide on each end.
@@ -209,7 +307,11 @@ class Thrift2RowScanner final : public RowScanner {
   ScanRequest request_;
   int chunk_rows_;
   std::optional<std::string> last_row_;  // the last row the server returned (before accept())
+  std::size_t largest_row_ = 0;          // held_bytes of the largest row returned so far
   bool exhausted_ = false;
+  std::mutex cancel_mutex_;  // guards cancelled_ and in_call_: cancel() comes from another thread
+  bool cancelled_ = false;
+  Thrift2Connection* in_call_ = nullptr;  // the connection of the call in progress, if any
 };
 
 class Thrift2ScannerFactoryImpl final : public Thrift2ScannerFactory {

@@ -20,6 +20,10 @@ std::vector<connectors::ScannedRow> CountedScanner::next_chunk() {
 
 bool CountedScanner::exhausted() const { return !inner_ || inner_->exhausted(); }
 
+void CountedScanner::cancel() noexcept {
+  if (inner_) inner_->cancel();
+}
+
 void CountedScanner::close() noexcept {
   if (!inner_) return;
   inner_->close();

@@ -11,7 +11,8 @@
 
 namespace hbingest::query::detail {
 
-// Same thread-safety as the wrapped scanner: one thread drives it.
+// Same thread-safety as the wrapped scanner: one thread drives it; cancel() may come from another
+// while that thread is inside next_chunk() (never while it closes the scanner).
 class CountedScanner final : public connectors::RowScanner {
  public:
   CountedScanner(std::unique_ptr<connectors::RowScanner> inner, std::atomic<int>& open_count,
@@ -23,6 +24,7 @@ class CountedScanner final : public connectors::RowScanner {
   std::vector<connectors::ScannedRow> next_chunk() override;
   bool exhausted() const override;
   void close() noexcept override;
+  void cancel() noexcept override;
 
  private:
   std::unique_ptr<connectors::RowScanner> inner_;

@@ -46,6 +46,11 @@ ParallelScans::~ParallelScans() {
 
 void ParallelScans::cancel_locked() {
   cancelled_ = true;
+  // A worker inside a call would otherwise hold the destructor (and the query) until the call's
+  // own timeout (hbase.read_timeout): a deadline past, an error or a finished merge ends the calls.
+  for (Range& range : ranges_) {
+    if (range.in_flight && range.scanner) range.scanner->cancel();
+  }
   work_cv_.notify_all();
   ready_cv_.notify_all();
 }
@@ -85,36 +90,38 @@ void ParallelScans::work() {
     lock.unlock();
 
     std::vector<connectors::ScannedRow> chunk;
-    bool last = false;
     std::exception_ptr failure;
     try {
-      if (needs_open) range.scanner = opener_(range.request);
-      chunk = range.scanner->next_chunk();
-      // Close as soon as the scanner knows the range is over (no call spent to learn it), or the
-      // merge no longer wants it.
-      if (chunk.empty() || range.scanner->exhausted()) {
-        last = true;
-        range.scanner.reset();
+      if (needs_open) {
+        auto scanner = opener_(range.request);
+        // Published under the lock: cancel_locked() may interrupt its calls from now on.
+        const std::lock_guard publish(mutex_);
+        range.scanner = std::move(scanner);
       }
+      chunk = range.scanner->next_chunk();
     } catch (...) {
       failure = std::current_exception();
     }
-    if (failure) range.scanner.reset();
 
     lock.lock();
-    range.in_flight = false;
-    if (failure) {
-      if (!error_) error_ = failure;
-      cancel_locked();
-      return;
-    }
-    if (range.finished || cancelled_) {
-      // Nobody will read this range any more; close outside the lock.
+    // Close as soon as the scanner knows the range is over (no call spent to learn it), or when
+    // nobody will read this range any more: outside the lock, still in flight so that no other
+    // worker picks the range meanwhile.
+    const bool last = !failure && (chunk.empty() || range.scanner->exhausted());
+    if (failure || last || range.finished || cancelled_) {
       auto scanner = std::move(range.scanner);
       lock.unlock();
       scanner.reset();
       lock.lock();
-    } else {
+    }
+    range.in_flight = false;
+    if (failure) {
+      // A call interrupted by cancel_locked() fails too; the first real error is the one to report.
+      if (!error_ && !cancelled_) error_ = failure;
+      cancel_locked();
+      return;
+    }
+    if (!range.finished && !cancelled_) {
       if (!chunk.empty()) range.queue.push_back(std::move(chunk));
       if (last) range.exhausted = true;
     }

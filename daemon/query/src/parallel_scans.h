@@ -25,7 +25,9 @@ namespace hbingest::query::detail {
 // chunks fetched ahead that the answer never uses cost the servers reading them (measured in bench/:
 // on a loaded machine that made parallel slower than serial).
 //
-// The destructor cancels, joins every worker, then closes the scanners still open.
+// The destructor cancels (interrupting the calls in progress: RowScanner::cancel), joins every
+// worker, then closes the scanners still open. The deadline therefore bounds the query thread too,
+// not only the merge's wait: no worker stays in a call to a gateway that does not answer.
 class ParallelScans final : public ScanSource {
  public:
   ParallelScans(std::vector<connectors::ScanRequest> requests, ScannerOpener opener, int concurrency,
@@ -42,7 +44,8 @@ class ParallelScans final : public ScanSource {
  private:
   struct Range {
     connectors::ScanRequest request;
-    std::unique_ptr<connectors::RowScanner> scanner;  // touched only by the worker holding in_flight
+    // Set and reset by the worker holding in_flight, under the mutex (cancel_locked reads it).
+    std::unique_ptr<connectors::RowScanner> scanner;
     std::deque<std::vector<connectors::ScannedRow>> queue;
     bool in_flight = false;
     bool wanted = true;  // on demand: the merge asked for the next chunk (the first one always)

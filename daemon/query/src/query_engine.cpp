@@ -1,6 +1,7 @@
 #include "hbingest/query/query_engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <queue>
 #include <string_view>
 #include <utility>
@@ -19,42 +20,54 @@ using detail::Clock;
 struct Cursor {
   std::vector<connectors::ScannedRow> chunk;
   std::size_t pos = 0;
-  bool asked_next = false;               // prefetch() was called for the chunk after this one
-  std::optional<keyspec::SortKey> last;  // to catch a scan that is not in time order
-  std::string last_key;
+  bool asked_next = false;  // prefetch() was called for the chunk after this one
+  std::string last;         // merge bytes of the row before: to catch a scan out of merge order
+  bool has_last = false;
 };
 
 struct HeapEntry {
-  keyspec::SortKey sort;
-  std::string_view key;  // points into the cursor's chunk; valid until that entry is popped
+  std::string_view merge;  // KeySpec::merge_bytes of the row; points into the cursor's chunk
+  std::string_view key;    // the whole row key, same chunk; valid until that entry is popped
   std::size_t range;
 };
 
-// Orders the heap so that top() is the next row to emit: smallest first for asc, largest for desc.
-// The row key breaks ties between equal (time, partition, offset) so the order is total.
+// Orders the heap so that top() is the next row to emit: the smallest merge bytes first when the
+// scans run forward, the largest when they run backwards, which is each scan's own order. The row
+// key (salt included) and the range break ties so that the order is total.
 struct HeapAfter {
-  bool desc;
+  bool backwards;
   bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    const auto ka = std::tie(a.sort, a.key, a.range);
-    const auto kb = std::tie(b.sort, b.key, b.range);
-    return desc ? ka < kb : ka > kb;
+    const auto ka = std::tie(a.merge, a.key, a.range);
+    const auto kb = std::tie(b.merge, b.key, b.range);
+    return backwards ? ka < kb : ka > kb;
   }
 };
+
+// Which way the scans of a query run. A time-ordered merge reads every range oldest first for asc
+// (newest first for desc); a time component stored reversed (MAX - ms) sorts newest first, so
+// there the scans run the other way.
+bool scans_backwards(const Query& query) {
+  const bool desc = query.order == Order::desc;
+  return query.merge == MergeBy::time && query.spec->time_descending() ? !desc : desc;
+}
 
 // Drives one query's merge over a ScanSource and hands rows to the callback.
 class Merger {
  public:
+  // `on_chunk` is told the largest row (held_bytes) of every chunk the merge takes.
   Merger(const Query& query, const std::vector<keyspec::ScanRange>& ranges, detail::ScanSource& source,
-         const QueryEngine::RowCallback& on_row)
+         const QueryEngine::RowCallback& on_row, std::function<void(std::size_t)> on_chunk)
       : query_(query),
         ranges_(ranges),
         source_(source),
         on_row_(on_row),
-        event_component_(query.spec->event_component()) {}
+        on_chunk_(std::move(on_chunk)),
+        event_component_(query.spec->event_component()),
+        backwards_(scans_backwards(query)) {}
 
   void merge_by_time() {
     cursors_.resize(ranges_.size());
-    std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapAfter> heap(HeapAfter{query_.order == Order::desc});
+    std::priority_queue<HeapEntry, std::vector<HeapEntry>, HeapAfter> heap(HeapAfter{scans_backwards(query_)});
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
       if (auto entry = head(i)) heap.push(*entry);
     }
@@ -100,6 +113,9 @@ class Merger {
         source_.finished(i);
         return false;
       }
+      std::size_t largest = 0;
+      for (const auto& row : cursor.chunk) largest = std::max(largest, connectors::held_bytes(row));
+      on_chunk_(largest);
     }
     return true;
   }
@@ -108,24 +124,22 @@ class Merger {
     if (!fill(i)) return std::nullopt;
     Cursor& cursor = cursors_[i];
     const std::string& key = cursor.chunk[cursor.pos].row;
-    const auto sort = query_.spec->sort_key(key);
-    if (!sort) {
+    const auto merge = query_.spec->merge_bytes(key);
+    if (!merge) {
       throw QueryError("key spec '" + std::string(query_.spec->source_name()) +
                        "' has no time component: merge by time is impossible, merge by key instead");
     }
-    if (cursor.last) {
-      const auto prev = std::tie(*cursor.last, cursor.last_key);
-      const auto cur = std::tie(*sort, key);
-      if (query_.order == Order::desc ? cur > prev : cur < prev) {
-        throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) + ") of table " +
-                         query_.table +
-                         " returned rows out of time order: the plan must fix the components before time "
-                         "(query by event), or merge by key");
-      }
+    // Within a range the merge bytes follow the scan (everything before them is the plan's fixed
+    // prefix); a range whose rows differ before the time component cannot be merged by time.
+    if (cursor.has_last && (backwards_ ? *merge > cursor.last : *merge < cursor.last)) {
+      throw QueryError("scan " + std::to_string(i) + " (bucket " + std::to_string(ranges_[i].bucket) + ") of table " +
+                       query_.table +
+                       " returned rows out of time order: the plan must fix the components before time "
+                       "(query by event), or merge by key");
     }
-    cursor.last = *sort;
-    cursor.last_key = key;
-    return HeapEntry{*sort, key, i};
+    cursor.last.assign(*merge);
+    cursor.has_last = true;
+    return HeapEntry{*merge, key, i};
   }
 
   void emit(std::size_t i) {
@@ -151,7 +165,9 @@ class Merger {
   const std::vector<keyspec::ScanRange>& ranges_;
   detail::ScanSource& source_;
   const QueryEngine::RowCallback& on_row_;
+  std::function<void(std::size_t)> on_chunk_;
   std::optional<std::string> event_component_;
+  bool backwards_;
   std::vector<Cursor> cursors_;
   QueryStats stats_;
 };
@@ -169,6 +185,19 @@ QueryOutcome classify(std::exception_ptr error) {
 }
 
 }  // namespace
+
+std::optional<std::size_t> QueryEngine::RowSizes::largest(const std::string& table) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = largest_.find(table);
+  if (it == largest_.end()) return std::nullopt;
+  return it->second;
+}
+
+void QueryEngine::RowSizes::note(const std::string& table, std::size_t bytes) {
+  const std::lock_guard lock(mutex_);
+  auto& largest = largest_[table];
+  largest = std::max(largest, bytes);
+}
 
 QueryEngine::QueryEngine(connectors::ScannerFactory& factory, EngineOptions options, QueryObserver* observer)
     : factory_(factory), options_(options), observer_(observer) {
@@ -243,6 +272,22 @@ ChunkRows chunk_rows_for(const Query& query, std::size_t ranges, int configured)
   return {static_cast<int>(std::min(first, static_cast<std::size_t>(configured))), configured};
 }
 
+// A byte budget B over n ranges: each range holds at most prefetch_chunks queued chunks, the one
+// being merged and the one a call is bringing, so chunks of B / (n x (prefetch_chunks + 2)) bytes
+// keep the whole query within B (one row per range at least: the merge needs every range's head). The first chunk is
+// sized by the largest row read from the table before; with none yet, it is one row, and the scanner sizes the next
+// ones from what it has seen.
+std::size_t chunk_bytes_for(const QueryOptions& options, std::size_t ranges, int prefetch_chunks) {
+  if (options.max_bytes == 0 || ranges == 0) return 0;
+  return std::max<std::size_t>(1, options.max_bytes / (ranges * static_cast<std::size_t>(prefetch_chunks + 2)));
+}
+
+int first_chunk_rows(int rows, std::size_t chunk_bytes, std::optional<std::size_t> largest_row) {
+  if (chunk_bytes == 0) return rows;
+  if (!largest_row || *largest_row == 0) return 1;
+  return static_cast<int>(std::clamp<std::size_t>(chunk_bytes / *largest_row, 1, static_cast<std::size_t>(rows)));
+}
+
 }  // namespace
 
 QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options, const RowCallback& on_row) {
@@ -260,14 +305,17 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     std::vector<connectors::ScanRequest> requests;
     requests.reserve(ranges.size());
     const auto chunk = chunk_rows_for(query, ranges.size(), options_.chunk_rows);
+    const std::size_t chunk_bytes = chunk_bytes_for(options, ranges.size(), options_.prefetch_chunks);
+    const int first_rows = first_chunk_rows(chunk.first, chunk_bytes, row_sizes_.largest(query.table));
     for (const auto& range : ranges) {
       requests.push_back(connectors::ScanRequest{.table = query.table,
                                                  .start_row = range.start,
                                                  .stop_row = range.stop,
                                                  .columns = query.columns,
-                                                 .chunk_rows = chunk.first,
-                                                 .reversed = query.order == Order::desc,
-                                                 .max_chunk_rows = chunk.max});
+                                                 .chunk_rows = first_rows,
+                                                 .reversed = scans_backwards(query),
+                                                 .max_chunk_rows = chunk.max,
+                                                 .max_chunk_bytes = chunk_bytes});
     }
     detail::ScannerOpener opener =
         [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {
@@ -284,7 +332,8 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
                                                        options_.prefetch_chunks, window, limited_time_merge(query),
                                                        deadline);
     }
-    Merger merger(query, ranges, *source, on_row);
+    Merger merger(query, ranges, *source, on_row,
+                  [this, &query](std::size_t largest) { row_sizes_.note(query.table, largest); });
     if (query.merge == MergeBy::time) {
       merger.merge_by_time();
     } else {

@@ -158,7 +158,10 @@ class QueryRun {
     std::string pending;
     std::size_t bytes = 0;
     try {
-      const auto stats = engine.stream(events_query, {}, [&](query::ResultRow&& row) {
+      // The response budget bounds the rows the query holds too: more could not be sent.
+      query::QueryOptions options;
+      options.max_bytes = cap;
+      const auto stats = engine.stream(events_query, options, [&](query::ResultRow&& row) {
         const std::string text = dump_json(row_to_json(row));
         if (bytes + text.size() + 1 > cap) throw ByteCapReached{};
         if (!ndjson && outcome_.rows > 0) pending += ',';

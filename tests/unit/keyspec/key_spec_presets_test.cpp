@@ -1,6 +1,8 @@
 // Worked examples of docs/keyspec.md, byte for byte, one per preset of the design notes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hbingest/keyspec/key_spec.h"
 #include "test_support.h"
 
@@ -38,6 +40,41 @@ TEST(KeySpecPresets, EventsByTopicKeepsTwoTopicsRecordsApartWhereEventsCollides)
   ASSERT_TRUE(sk);
   EXPECT_EQ(*sk, (SortKey{kTs, 3, 42}));
   EXPECT_EQ(spec.split_keys().size(), 99u);
+}
+
+// The merge of the n-way reader compares the key from the time component on: for every preset
+// that has one, exactly those bytes, and which way they run.
+TEST(KeySpecPresets, MergeBytesRunFromTheTimeComponentToTheEnd) {
+  const MapEventFields event({{"event_id", std::string("login")},
+                              {"ts", kTs},
+                              {"order_id", std::string("20231114000123")},
+                              {"user_id", std::string("10086")},
+                              {"user", std::string("alice")},
+                              {"follows", std::string("bob")},
+                              {"host", std::string("h1")},
+                              {"event", std::string("login")}});
+  KafkaMeta meta;
+  meta.topic = "logins";
+  meta.partition = 3;
+  meta.offset = 42;
+  for (const auto& name : KeySpec::preset_names()) {
+    const auto spec = KeySpec::preset(name);
+    const auto key = encode_or_throw(spec, event, meta);
+    const auto merge = spec.merge_bytes(key);
+    if (!spec.time_component()) {
+      EXPECT_FALSE(merge) << name;
+      continue;
+    }
+    const auto parts = spec.decode(key);
+    const auto time =
+        std::find_if(parts.begin(), parts.end(), [&](const KeyPart& p) { return p.name == *spec.time_component(); });
+    ASSERT_NE(time, parts.end()) << name;
+    ASSERT_TRUE(merge) << name;
+    EXPECT_EQ(*merge, std::string_view(key).substr(time->begin)) << name;
+    const bool reversed = name == "order_status" || name == "user_history" || name == "timeline";
+    EXPECT_EQ(spec.time_descending(), reversed) << name;
+  }
+  EXPECT_THROW((void)KeySpec::preset("events").merge_bytes("14login"), DecodeError);
 }
 
 TEST(KeySpecPresets, Events) {

@@ -32,11 +32,13 @@ class FakeScanner final : public connectors::RowScanner {
     std::vector<connectors::ScannedRow> chunk;
     while (pos_ < rows_.size() && chunk.size() < static_cast<std::size_t>(chunk_rows_)) {
       chunk.push_back(rows_[pos_++]);
+      largest_row_ = std::max(largest_row_, connectors::held_bytes(chunk.back()));
     }
     factory_.rows_served_ += static_cast<int>(chunk.size());
     // Like the Thrift2 scanner: it knows the range is over only when a chunk comes back short.
     if (chunk.size() < static_cast<std::size_t>(chunk_rows_)) exhausted_ = true;
-    if (request_.max_chunk_rows > chunk_rows_) chunk_rows_ = std::min(request_.max_chunk_rows, 2 * chunk_rows_);
+    factory_.record_chunk(chunk);
+    chunk_rows_ = connectors::next_chunk_rows(request_, chunk_rows_, largest_row_);
     return chunk;
   }
 
@@ -54,6 +56,7 @@ class FakeScanner final : public connectors::RowScanner {
   std::vector<connectors::ScannedRow> rows_;
   std::size_t pos_ = 0;
   int chunk_rows_;
+  std::size_t largest_row_ = 0;
   int calls_ = 0;
   bool exhausted_ = false;
   bool closed_ = false;
@@ -86,6 +89,18 @@ std::unique_ptr<connectors::RowScanner> FakeScannerFactory::open(const connector
   ++open_now_;
   ++opened_total_;
   return std::make_unique<FakeScanner>(*this, request, std::move(rows));
+}
+
+void FakeScannerFactory::record_chunk(const std::vector<connectors::ScannedRow>& chunk) {
+  std::size_t bytes = 0;
+  for (const auto& row : chunk) bytes += connectors::held_bytes(row);
+  const std::lock_guard lock(mutex_);
+  largest_chunk_bytes_ = std::max(largest_chunk_bytes_, bytes);
+}
+
+std::size_t FakeScannerFactory::largest_chunk_bytes() const {
+  const std::lock_guard lock(mutex_);
+  return largest_chunk_bytes_;
 }
 
 std::vector<std::string> FakeScannerFactory::opened_starts() const {

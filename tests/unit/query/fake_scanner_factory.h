@@ -32,11 +32,14 @@ class FakeScannerFactory final : public connectors::ScannerFactory {
   // next_chunk calls (round trips, for a real server) and rows returned by them, over all scanners.
   int calls_total() const { return calls_total_.load(); }
   int rows_served() const { return rows_served_.load(); }
+  // The most bytes (connectors::held_bytes) one next_chunk call returned.
+  std::size_t largest_chunk_bytes() const;
   // start_row of every scanner opened, in opening order.
   std::vector<std::string> opened_starts() const;
 
  private:
   friend class FakeScanner;
+  void record_chunk(const std::vector<connectors::ScannedRow>& chunk);
   using Table = std::map<std::string, std::vector<connectors::ScannedCell>>;
 
   std::map<std::string, Table> tables_;  // filled before queries; read-only while they run
@@ -46,6 +49,7 @@ class FakeScannerFactory final : public connectors::ScannerFactory {
   std::atomic<int> rows_served_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> opened_starts_;
+  std::size_t largest_chunk_bytes_ = 0;
 };
 
 }  // namespace hbingest::query::testing

@@ -148,6 +148,30 @@ TEST_F(EventsHandlerTest, ABodyAtTheByteCapEndsAsValidJsonWithItsMarker) {
   EXPECT_EQ(factory_.open_now(), 0) << "the query stopped at the cap";
 }
 
+// Wide rows: the query's chunks are bounded by bytes, not rows. Each call may bring the query's
+// share of the response budget (or one row); 72ad3ec asked each bucket for 2 x limit / n rows,
+// whatever their size (with 600 KB rows one default query held 479 MiB).
+TEST_F(EventsHandlerTest, WideRowsAreFetchedInChunksBoundedByTheResponseBudget) {
+  const std::string wide(64 * 1024, 'w');
+  std::string key;
+  for (std::int64_t i = 0; i < 160; ++i) {
+    const keyspec::MapEventFields fields({{"event_id", std::string("order")}, {"ts", EventTable::kStartMs + i}});
+    const keyspec::KafkaMeta meta{.topic = "events", .partition = 9, .offset = i, .timestamp_ms = EventTable::kStartMs};
+    ASSERT_FALSE(table_.spec()->encode(fields, meta, key));
+    factory_.put(table_.table(), key, {{.family = "d", .qualifier = "note", .value = wide, .timestamp_ms = 0}});
+  }
+  constexpr std::size_t kBudget = 1024 * 1024;
+  start({.max_response_bytes = kBudget});
+  for (int query = 0; query < 2; ++query) {  // the first knows nothing of the rows, the second what the first saw
+    const auto res = get("/v1/events?event_id=order");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body.substr(0, 200);
+    EXPECT_EQ(body(res)["truncated_by"], "max_response_bytes");
+    EXPECT_LE(factory_.largest_chunk_bytes(), kBudget / 8) << "query " << query << ": one call of one of 8 buckets";
+  }
+  EXPECT_EQ(factory_.open_now(), 0);
+}
+
 TEST_F(EventsHandlerTest, NdjsonAtTheByteCapEndsWithAMarkerLine) {
   start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
   const auto res = get("/v1/events?event_id=login&limit=10000", {{"Accept", "application/x-ndjson"}});

@@ -101,7 +101,7 @@ struct KeyPart {
   std::size_t end = 0;
 };
 
-// The parts of a key that order rows in time: used by the n-way reader's merge.
+// The parts of a key that say when and where (Kafka) its event was: time, partition, offset.
 struct SortKey {
   std::int64_t time_ms = 0;
   std::int32_t partition = 0;
@@ -160,9 +160,19 @@ class KeySpec {
 
   // Splits key bytes into named parts. Throws DecodeError.
   std::vector<KeyPart> decode(std::string_view key) const;
-  // Time/partition/offset of a key, for merging; nullopt when the spec lacks a time component.
-  // Missing partition/offset components read as 0.
+  // Time/partition/offset of a key; nullopt when the spec lacks a time component. Missing
+  // partition/offset components read as 0. Not the merge order: see merge_bytes().
   std::optional<SortKey> sort_key(std::string_view key) const;
+  // What the n-way reader's time-ordered merge compares: the key from its time component to its end
+  // (nullopt when the spec has no time component). A planned range fixes every byte before the time
+  // component, so within one range the byte order of these bytes is exactly HBase's scan order, for
+  // every component that may follow the time; across ranges they order by time first, since every
+  // time component a spec can name has a fixed width and an order-preserving encoding (or reversing,
+  // see time_descending()). Throws DecodeError when the key is too short or its time is malformed.
+  std::optional<std::string_view> merge_bytes(std::string_view key) const;
+  // True when the time component stores Long.MAX_VALUE - ms (`reversed: true`): keys, and
+  // merge_bytes(), ascend as time descends, so the oldest rows come first from a reversed scan.
+  bool time_descending() const;
 
   // One range per salt bucket (or one range when unsalted). Throws SpecError naming the reason
   // when the request cannot be planned (e.g. the range component follows a hash of unknown input).

@@ -48,6 +48,14 @@ struct ScannedRow {
   std::vector<ScannedCell> cells;
 };
 
+// What a scanned row holds in memory: its bytes and the cells' bookkeeping. Byte budgets of scans
+// and queries count this.
+inline std::size_t held_bytes(const ScannedRow& row) {
+  std::size_t bytes = sizeof(ScannedRow) + row.row.size() + row.cells.size() * sizeof(ScannedCell);
+  for (const auto& cell : row.cells) bytes += cell.family.size() + cell.qualifier.size() + cell.value.size();
+  return bytes;
+}
+
 // A failed call to HBase. `retriable` is true for transport failures and HBase IOErrors that a
 // later attempt may not hit (region moving, region too busy, server restarting).
 class HBaseError : public std::runtime_error {

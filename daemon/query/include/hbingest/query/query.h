@@ -27,8 +27,8 @@ struct EventRoute {
 enum class Order { asc, desc };
 
 // How the rows of the n scans are combined.
-//  time: heap-based k-way merge on keyspec sort_key (time, partition, offset), then row key. Each
-//        scan must come back in that order, which holds when the plan fixes the leading components
+//  time: heap-based k-way merge on KeySpec::merge_bytes (the key from the time component on), then
+//        row key. Each scan comes back in that order when the plan fixes the leading components
 //        (salt, event) so that time follows; a scan found out of order fails the query.
 //  key:  the planned ranges are disjoint and sorted, so their concatenation is HBase key order;
 //        ranges are opened in order, at most `concurrency` ahead of the one being emitted. Used for
@@ -62,6 +62,13 @@ struct QueryOptions {
   // Serial: no worker threads; the caller drives one scan call at a time over the same ranges and
   // the same merge. Exists to measure what the concurrency buys (bench/).
   bool serial = false;
+  // Bytes of rows (connectors::held_bytes) the query may hold at once: its chunks being fetched,
+  // queued and merged. Each of its n ranges asks for chunks of at most
+  // max_bytes / (n x (prefetch_chunks + 2)), judged by the largest row seen (a range still gets one
+  // row per call); a table whose rows the engine has not seen yet starts with one-row chunks.
+  // /v1/events passes what is left of its response budget (http.max_response_bytes): rows beyond it
+  // could not be sent. 0: bounded by rows only.
+  std::size_t max_bytes = 0;
 };
 
 // One row as returned to the caller.

@@ -12,8 +12,13 @@
 // call owns its scans and workers. The ScannerFactory and observer must outlive the engine.
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hbingest/connectors/scanner.h"
@@ -47,10 +52,23 @@ class QueryEngine {
  private:
   QueryStats execute(const Query& query, const QueryOptions& options, const RowCallback& on_row);
 
+  // The largest row (connectors::held_bytes) read from each table so far: sizes the first chunk of
+  // a query with a byte budget, before its own scans have seen a row. Thread-safe.
+  class RowSizes {
+   public:
+    std::optional<std::size_t> largest(const std::string& table) const;
+    void note(const std::string& table, std::size_t bytes);
+
+   private:
+    mutable std::mutex mutex_;
+    std::map<std::string, std::size_t, std::less<>> largest_;
+  };
+
   connectors::ScannerFactory& factory_;
   EngineOptions options_;
   QueryObserver* observer_;
   std::atomic<int> open_scanners_{0};
+  RowSizes row_sizes_;
 };
 
 }  // namespace hbingest::query
