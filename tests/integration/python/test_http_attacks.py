@@ -174,8 +174,11 @@ def test_slowloris_half_open_requests_are_cut_at_the_header_timeout(attacked):
     request = b"GET /v1/events?event_id=login HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 4000
     with Phase("slowloris", attacked["daemon"], attacked["prober"], attacked["report"]) as phase:
         opened = {}
-        for _ in range(WORKERS + QUEUE):
-            s = socket.create_connection(("127.0.0.1", port))
+        for i in range(WORKERS + QUEUE):
+            # From as many loopback addresses as fill every slot under http.max_connections_per_client
+            # (WORKERS // 2 each by default), so that all of them are held until header_timeout.
+            s = socket.create_connection(("127.0.0.1", port),
+                                         source_address=(f"127.0.0.{1 + i // (WORKERS // 2)}", 0))
             s.setblocking(False)
             opened[s] = (time.monotonic(), 0)
         end = time.monotonic() + 6
