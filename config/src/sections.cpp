@@ -478,6 +478,11 @@ const Options<HttpConfig>& http_options() {
       integer("max_queued_connections", &H::max_queued_connections, 0, 65536,
               "Accepted connections waiting for a worker; more get 503 (Retry-After: 1) and are closed at once. "
               "With workers, the bound on the port's sockets."),
+      integer("max_connections_per_client", &H::max_connections_per_client, 0, 65536 + 1024,
+              "Connections one client address (an IPv6 /64) may hold, served or queued; more get 503 at once "
+              "(Retry-After: 1), so one client cannot take every worker and queue slot. 0: half of workers (at least "
+              "1). Behind a proxy every client has the proxy's address: raise it to workers + "
+              "max_queued_connections there, and let the proxy limit its clients."),
       size("max_header_bytes", &H::max_header_bytes, 1 * KiB, 1 * MiB,
            "Request line plus headers; a longer head gets 400 (or the connection closed) and is never buffered."),
       duration("header_timeout", &H::header_timeout, 100ms, 5min,

@@ -31,6 +31,7 @@ server::HttpServerOptions http_server_options(const config::HttpConfig& http,
   return server::HttpServerOptions{.listen = http.listen,
                                    .workers = http.workers,
                                    .max_queued_connections = http.max_queued_connections,
+                                   .max_connections_per_client = http.max_connections_per_client,
                                    .max_header_bytes = http.max_header_bytes,
                                    .header_timeout = http.header_timeout,
                                    .keep_alive_timeout = http.keep_alive_timeout,
@@ -46,6 +47,9 @@ server::HttpServerOptions health_server_options(const config::HttpConfig& http,
   // Probes and scrapes are short and few: a handful of workers, and idle connections let go soon.
   options.workers = kHealthWorkers;
   options.max_queued_connections = kHealthQueue;
+  // A kubelet's liveness, readiness and startup probes may arrive at once from the node's address:
+  // they get all workers but one, which stays for the other addresses (Prometheus).
+  options.max_connections_per_client = kHealthWorkers - 1;
   options.keep_alive_timeout = std::min(options.keep_alive_timeout, kHealthKeepAlive);
   return options;
 }

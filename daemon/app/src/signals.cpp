@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 #include <optional>
 
 namespace hbingest::app {
@@ -25,10 +27,83 @@ sigset_t watched_signals() {
 
 }  // namespace
 
+// Runs on_reload for the signal thread. Its state is shared with the thread, so that a reload stuck
+// in a system call at shutdown can be detached and left to the process's exit without a dangling
+// reference.
+class SignalWatcher::ReloadThread {
+ public:
+  explicit ReloadThread(std::function<void()> on_reload)
+      : state_(std::make_shared<State>(std::move(on_reload))), thread_([state = state_] { run(*state); }) {}
+
+  ~ReloadThread() {
+    bool busy = false;
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->exiting = true;
+      busy = state_->running;
+    }
+    state_->wake.notify_all();
+    if (!busy) {
+      thread_.join();  // idle: it sees `exiting` before taking another request
+      return;
+    }
+    spdlog::warn("a config reload is still running at shutdown (blocked reading a file?): not waiting for it");
+    thread_.detach();
+  }
+  ReloadThread(const ReloadThread&) = delete;
+  ReloadThread& operator=(const ReloadThread&) = delete;
+
+  // From the signal thread: never waits for a reload.
+  void request() {
+    bool busy = false;
+    {
+      std::lock_guard lock(state_->mutex);
+      busy = state_->running;
+      state_->pending = true;
+    }
+    state_->wake.notify_all();
+    if (busy) spdlog::warn("SIGHUP: the previous reload is still running; reloading again once it is done");
+  }
+
+ private:
+  struct State {
+    explicit State(std::function<void()> f) : on_reload(std::move(f)) {}
+    std::function<void()> on_reload;
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool pending = false;  // a HUP not yet served
+    bool running = false;  // on_reload is being called
+    bool exiting = false;
+  };
+
+  static void run(State& state) {
+    std::unique_lock lock(state.mutex);
+    for (;;) {
+      state.wake.wait(lock, [&] { return state.pending || state.exiting; });
+      if (state.exiting) return;
+      state.pending = false;
+      state.running = true;
+      lock.unlock();
+      try {
+        if (state.on_reload) state.on_reload();
+      } catch (const std::exception& e) {
+        spdlog::error("reload on SIGHUP failed: {}", e.what());
+      }
+      lock.lock();
+      state.running = false;
+    }
+  }
+
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+};
+
 SignalWatcher::SignalWatcher(std::function<void()> on_reload, std::chrono::milliseconds stop_limit)
-    : on_reload_(std::move(on_reload)), stop_limit_(stop_limit) {
+    : stop_limit_(stop_limit) {
   const sigset_t set = watched_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // After the mask: the reload thread must not take the signals either.
+  reloads_ = std::make_unique<ReloadThread>(std::move(on_reload));
   thread_ = std::thread([this] { run(); });
 }
 
@@ -36,6 +111,7 @@ SignalWatcher::~SignalWatcher() {
   exiting_ = true;
   pthread_kill(thread_.native_handle(), SIGUSR1);
   thread_.join();
+  reloads_.reset();  // after the signal thread, its only caller
 }
 
 void SignalWatcher::run() {
@@ -66,11 +142,7 @@ void SignalWatcher::run() {
     }
     if (exiting_) return;
     if (signal == SIGHUP) {
-      try {
-        if (on_reload_) on_reload_();
-      } catch (const std::exception& e) {
-        spdlog::error("reload on SIGHUP failed: {}", e.what());
-      }
+      reloads_->request();
       continue;
     }
     if (signal != SIGTERM && signal != SIGINT) continue;

@@ -2,10 +2,14 @@
 
 #include "hbingest/server/tls_credentials.h"
 #include "hbingest/support/host_port.h"
+#include "hbingest/support/rate_limited_log.h"
 #include "hbingest/support/text.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,7 +23,9 @@
 #include <deque>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -91,15 +97,60 @@ bool announces_body(const httplib::Request& req) {
   return lengths > 1;
 }
 
+std::string unavailable_response(std::string_view body) {
+  return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+         "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
 // What a refused connection gets, written without reading its request.
 const std::string& busy_response() {
-  static const std::string body = R"({"error":"server busy: every connection slot is taken; retry later"})";
   static const std::string response =
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
+      unavailable_response(R"({"error":"server busy: every connection slot is taken; retry later"})");
   return response;
 }
+const std::string& client_cap_response() {
+  static const std::string response = unavailable_response(
+      R"({"error":"too many connections from this client address (http.max_connections_per_client); retry later"})");
+  return response;
+}
+
+// What a connection counts against for http.max_connections_per_client: its IPv4 address, or the
+// /64 of its IPv6 address (a host is usually given a whole /64 and may use any address in it).
+// Empty when the peer is unknown (it has gone already): such a connection ends at its first read.
+std::string client_of(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return {};
+  if (peer.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(peer).sin_addr;
+    return std::string(reinterpret_cast<const char*>(&v4), sizeof v4);
+  }
+  if (peer.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
+    const auto* bytes = reinterpret_cast<const char*>(v6.s6_addr);
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) return std::string(bytes + 12, 4);
+    return std::string(bytes, 8);
+  }
+  return {};
+}
+
+std::string client_text(const std::string& client) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (client.size() == 4) {
+    ::inet_ntop(AF_INET, client.data(), text, sizeof text);
+    return text;
+  }
+  if (client.size() == 8) {
+    in6_addr prefix{};
+    std::copy(client.begin(), client.end(), reinterpret_cast<char*>(prefix.s6_addr));
+    ::inet_ntop(AF_INET6, &prefix, text, sizeof text);
+    return std::string(text) + "/64";
+  }
+  return "an unknown address";
+}
+
+constexpr std::chrono::seconds kCapLogInterval{10};
 
 // Runs what the accept loop hands over at once, on the accept thread: our process_and_close_socket
 // only queues the socket for a worker (or refuses it), so the acceptor never waits on a client.
@@ -155,9 +206,18 @@ struct HttpServer::Impl {
   struct Accepted {
     int fd;
     Clock::time_point at;  // the first request's head deadline counts from here, queueing included
+    std::string client;    // client_of(fd)
+  };
+  struct Reject {
+    int fd;
+    const std::string* response;
   };
   std::deque<Accepted> queued;  // waiting for a worker
-  std::deque<int> rejects;      // refused, waiting for their 503
+  std::deque<Reject> rejects;   // refused, waiting for their 503
+  // Connections each client address holds, queued or being served; an address holding none is
+  // erased, so the map is bounded by the connections held.
+  std::unordered_map<std::string, int> held;
+  support::RateLimitedLog cap_log{kCapLogInterval};
   std::atomic<bool> stopping{false};
   std::atomic<bool> listener_done{false};
   std::vector<std::thread> workers;
@@ -165,20 +225,44 @@ struct HttpServer::Impl {
   std::thread listener;  // last: joined in stop() before the server goes
 
   void admit(int fd) {
+    std::string client = client_of(fd);
+    bool capped = false;
     {
       const std::lock_guard lock(mutex);
-      if (!stopping && queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers()) {
-        queued.push_back({fd, Clock::now()});
+      // Per client first: a client at its cap is refused even while slots are free, so that the
+      // slots it would take stay free for the others.
+      capped = !stopping && held_by(client) >= options.max_connections_per_client;
+      if (!stopping && !capped &&
+          queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers()) {
+        ++held[client];
+        queued.push_back({fd, Clock::now(), std::move(client)});
         work.notify_all();
         return;
       }
       if (!options.tls && rejects.size() < kMaxRejectsPending) {
-        rejects.push_back(fd);
+        rejects.push_back({fd, capped ? &client_cap_response() : &busy_response()});
         work.notify_all();
-        return;
+        fd = -1;
       }
     }
-    ::close(fd);  // TLS: a plain-text 503 would mean nothing to the client before a handshake
+    if (capped) {
+      cap_log.log(spdlog::level::warn, "http-client-cap",
+                  "http: " + client_text(client) + " holds " + std::to_string(options.max_connections_per_client) +
+                      " connections (http.max_connections_per_client): its next ones get 503");
+    }
+    // Closed without an answer under TLS (a plain-text 503 means nothing before a handshake) or when
+    // too many refusals wait for theirs already.
+    if (fd >= 0) ::close(fd);
+  }
+
+  // Called with the mutex held.
+  int held_by(const std::string& client) const {
+    const auto it = held.find(client);
+    return it == held.end() ? 0 : it->second;
+  }
+  void release(const std::string& client) {
+    const auto it = held.find(client);
+    if (it != held.end() && --it->second <= 0) held.erase(it);
   }
 
   // Workers not serving a connection; called with the mutex held. Counted by who is busy, not by
@@ -202,6 +286,7 @@ struct HttpServer::Impl {
       server.serve(accepted.fd, accepted.at);
       const std::lock_guard lock(mutex);
       --busy;
+      release(accepted.client);
     }
   }
 
@@ -218,7 +303,7 @@ struct HttpServer::Impl {
     std::vector<pollfd> polled;
     std::array<char, 4096> scratch{};
     for (;;) {
-      std::vector<int> fresh;
+      std::vector<Reject> fresh;
       {
         std::unique_lock lock(mutex);
         const auto ready = [&] { return stopping || !rejects.empty(); };
@@ -231,9 +316,9 @@ struct HttpServer::Impl {
         fresh.assign(rejects.begin(), rejects.end());
         rejects.clear();
       }
-      for (const int fd : fresh) {
+      for (const auto& [fd, response] : fresh) {
         // A fresh socket's send buffer takes the whole answer: this never blocks.
-        ::send(fd, busy_response().data(), busy_response().size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        ::send(fd, response->data(), response->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         ::shutdown(fd, SHUT_WR);
         if (lingering.size() >= kMaxLingering) {
           ::close(lingering.front().fd);
@@ -314,6 +399,8 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   opts.workers = std::max(1, opts.workers);
   opts.max_queued_connections = std::max(0, opts.max_queued_connections);
   opts.keep_alive_max_requests = std::max(1, opts.keep_alive_max_requests);
+  if (opts.max_connections_per_client <= 0)
+    opts.max_connections_per_client = default_connections_per_client(opts.workers);
 
   auto& server = impl_->server;
   // Only for the Keep-Alive header httplib writes: our connection loop enforces both. Rounded down,
@@ -400,7 +487,10 @@ void HttpServer::stop() noexcept {
   {
     const std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;
-    for (const auto& accepted : impl_->queued) ::close(accepted.fd);
+    for (const auto& accepted : impl_->queued) {
+      ::close(accepted.fd);
+      impl_->release(accepted.client);
+    }
     impl_->queued.clear();
     impl_->work.notify_all();
   }

@@ -174,8 +174,11 @@ def test_slowloris_half_open_requests_are_cut_at_the_header_timeout(attacked):
     request = b"GET /v1/events?event_id=login HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 4000
     with Phase("slowloris", attacked["daemon"], attacked["prober"], attacked["report"]) as phase:
         opened = {}
-        for _ in range(WORKERS + QUEUE):
-            s = socket.create_connection(("127.0.0.1", port))
+        for i in range(WORKERS + QUEUE):
+            # From as many loopback addresses as fill every slot under http.max_connections_per_client
+            # (WORKERS // 2 each by default), so that all of them are held until header_timeout.
+            s = socket.create_connection(("127.0.0.1", port),
+                                         source_address=(f"127.0.0.{1 + i // (WORKERS // 2)}", 0))
             s.setblocking(False)
             opened[s] = (time.monotonic(), 0)
         end = time.monotonic() + 6
@@ -206,6 +209,56 @@ def test_slowloris_half_open_requests_are_cut_at_the_header_timeout(attacked):
     served_at_once = [t for t in cut_after if t < HEADER_TIMEOUT_S + 1.5]
     assert len(served_at_once) >= WORKERS, f"closed after {sorted(cut_after)}"
     assert not sockets, f"{len(sockets)} slow connections still open after 6 s"
+
+
+def test_one_address_flooding_leaves_the_query_port_to_the_others(attacked):
+    """Issue 22: 200 half-open requests from one address took every worker and queue slot, and every
+    other client's query was an immediate 503. Now that address holds at most half the workers
+    (http.max_connections_per_client's default); a second address (127.0.0.2, bound before connect:
+    Linux's loopback answers all of 127/8) is served meanwhile."""
+    daemon, port, base = attacked["daemon"], attacked["port"], attacked["base"]
+    head = b"GET /v1/events?event_id=login HTTP/1.1\r\nHost: x\r\n"  # never finished
+    query = (f"GET /v1/events?event_id=order&from={base - 10_000}&to={base + 1}&limit=1 HTTP/1.1\r\n"
+             "Host: x\r\nConnection: close\r\n\r\n").encode()
+    flood, statuses = [], []
+    with Phase("one-address-flood", daemon, attacked["prober"], attacked["report"]) as phase:
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(head)
+            flood.append(s)
+        phase.sample()
+        for _ in range(5):  # well within header_timeout: the flood holds its slots throughout
+            other = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            other.bind(("127.0.0.2", 0))
+            other.settimeout(5)
+            other.connect(("127.0.0.1", port))
+            other.sendall(query)
+            answer = b""
+            try:
+                while b"\r\n" not in answer:
+                    data = other.recv(4096)
+                    if not data:
+                        break
+                    answer += data
+            except OSError:
+                pass
+            other.close()
+            statuses.append(answer.split(b"\r\n")[0].decode(errors="replace"))
+        held = 0  # still open with nothing received: a worker or queue slot of the flood's
+        for s in flood:
+            s.settimeout(0.05)
+            try:
+                s.recv(4096)  # a 503 (max_connections_per_client), or the close of one beyond the reject backlog
+            except socket.timeout:
+                held += 1
+            except OSError:
+                pass
+        phase.sample()
+    for s in flood:
+        s.close()
+    print(json.dumps({"flood_connections": len(flood), "flood_held": held, "other_address_statuses": statuses}))
+    assert statuses == ["HTTP/1.1 200 OK"] * 5, statuses
+    assert held <= WORKERS // 2, held
 
 
 def send_body(port, method, size, chunk=1 << 20, extra=b""):

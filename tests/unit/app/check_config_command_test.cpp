@@ -158,6 +158,40 @@ TEST(CheckConfig, KeyWithoutPartitionAndOffsetIsWarnedAboutAsNotUniquePerRecord)
                                ":8: routes[0].key: the key does not contain kafka:partition and kafka:offset"));
 }
 
+std::string config_with_key(const std::string& components) {
+  return "kafka:\n  bootstrap_servers: b:9092\n  topics: [logins]\nhbase: {endpoints: [\"h:9090\"]}\nroutes:\n"
+         "  - event_types: [login]\n    table: events\n    key:\n      components:\n" +
+         components;
+}
+
+TEST(CheckConfig, AShortHashOfPartitionAndOffsetIsNotAUniqueKey) {
+  // Two bytes of a hash take 65,536 values: records of one event type and millisecond share a row
+  // after a few hundred. Neither unique nor a latest-per-entity key: an error, not a warning.
+  const std::string fields =
+      "        - {name: event, type: field, field: event_id, width: 16}\n"
+      "        - {name: time, type: time, field: ts}\n";
+  for (const std::string bytes : {"1", "2", "4"}) {
+    const auto file =
+        write_temp("short-hash.yaml", config_with_key(fields +
+                                                      "        - {name: position, type: hash, algorithm: "
+                                                      "md5, bytes: " +
+                                                      bytes + ", of: [kafka:partition, kafka:offset]}\n"));
+    const CommandRun r = run({file.string()});
+    EXPECT_EQ(r.code, 1) << bytes << ": " << r.out << r.err;
+    EXPECT_THAT(r.err,
+                AllOf(HasSubstr(file.string() + ":9: routes[0].key: component 'position' keeps " + bytes + " byte"),
+                      HasSubstr("md5(kafka:partition+kafka:offset), too few to tell Kafka records apart"),
+                      HasSubstr("`bytes: 8`")))
+        << bytes;
+  }
+  const auto full = write_temp("full-hash.yaml",
+                               config_with_key(fields + "        - {name: position, type: hash, algorithm: xxh64, of: "
+                                                        "[kafka:partition, kafka:offset]}\n"));
+  const CommandRun ok = run({full.string()});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_THAT(ok.err, Not(HasSubstr("warning")));
+}
+
 // Unsafe settings are warnings (exit 0); secrets never appear in anything check-config prints.
 TEST(CheckConfig, WarnsAboutUnsafeSettingsAndNeverPrintsSecrets) {
   const auto secret = write_temp("secret-file", "SENTINEL-d00dfeed\n");

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "hbingest/app/query_service.h"
+#include "hbingest/config/loader.h"
+#include "hbingest/server/http_server.h"
+
 namespace hbingest::app {
 namespace {
 
@@ -42,6 +46,26 @@ TEST(Wiring, WritersTakeTheGatewaysFrameLimit) {
   const auto options = thrift2_options(hbase);
   EXPECT_EQ(options.transport, connectors::ThriftTransportKind::framed);
   EXPECT_EQ(options.max_frame_bytes, 8u * 1024 * 1024);
+}
+
+TEST(Wiring, TheQueryPortTakesThePerClientCapAndTheHealthPortKeepsAWorkerForOthers) {
+  const auto config = config::load_config_text(
+      "kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\nhbase: {endpoints: [\"h:9090\"]}\n"
+      "http: {workers: 10, max_connections_per_client: 3, health_listen: \"127.0.0.1:0\"}\n"
+      "routes:\n  - {event_types: [login], table: events, preset: events}\n",
+      "test.yaml");
+  EXPECT_EQ(http_server_options(config.http, nullptr).max_connections_per_client, 3);
+  const auto health = health_server_options(config.http, nullptr);
+  EXPECT_EQ(health.max_connections_per_client, health.workers - 1);
+  EXPECT_EQ(config::load_config_text("kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\nhbase: {endpoints: "
+                                     "[\"h:9090\"]}\nroutes:\n  - {event_types: [login], table: events, preset: "
+                                     "events}\n",
+                                     "test.yaml")
+                .http.max_connections_per_client,
+            0)
+      << "0: server::default_connections_per_client(workers)";
+  EXPECT_EQ(server::default_connections_per_client(16), 8);
+  EXPECT_EQ(server::default_connections_per_client(1), 1);
 }
 
 TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {

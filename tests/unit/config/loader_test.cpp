@@ -4,9 +4,13 @@
 
 #include <sys/stat.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 
 #include "hbingest/config/loader.h"
@@ -161,6 +165,47 @@ TEST(Loader, MalformedYamlNamesLineAndColumn) {
   const auto problems = problems_of("kafka:\n  topics: [a, b\nhbase: {}\n");
   ASSERT_THAT(problems, SizeIs(1));
   EXPECT_THAT(problems[0], AllOf(HasSubstr("test.yaml:"), HasSubstr("malformed YAML")));
+}
+
+TEST(Loader, ContentAfterTheDocumentIsRejectedWithItsLineAndColumn) {
+  // yaml-cpp ends a flow document at its closing brace and reads what follows as another document;
+  // YAML::Load used to return the first and drop the rest, so this loaded (and reloaded) as "ok".
+  const std::string json = R"({"kafka": {"bootstrap_servers": "b:9092", "topics": ["events"]},
+ "hbase": {"endpoints": ["h:9090"]},
+ "routes": [{"event_types": ["login"], "table": "events", "preset": "events"}]})";
+  EXPECT_THAT(problems_of(json), IsEmpty());
+  EXPECT_THAT(problems_of(json + " junk\n"),
+              ElementsAre(AllOf(HasSubstr("test.yaml:3:81: "), HasSubstr("content after the end of the config"))));
+  EXPECT_THAT(problems_of(json + "\n}\n"), ElementsAre(HasSubstr("test.yaml:4:1: malformed YAML")));
+  EXPECT_THAT(problems_of(json + "\nlogging: {level: debug}\n"),
+              ElementsAre(AllOf(HasSubstr("test.yaml:4:1: "), HasSubstr("content after the end of the config"))));
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "---\nlogging: {level: debug}\n"),
+              ElementsAre(AllOf(HasSubstr("test.yaml:11:1: "), HasSubstr("content after the end of the config"))));
+  // An explicit start or end marker around the one document is fine.
+  EXPECT_THAT(problems_of("---\n" + std::string(kMinimal) + "...\n"), IsEmpty());
+}
+
+TEST(Loader, OnlyARegularFileIsReadAsTheConfig) {
+  TempDir dir;
+  const auto fifo = dir.path() / "config.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A FIFO nobody writes to used to block the loader in open(): at a SIGHUP reload, the signal
+  // thread, and with it every later SIGTERM.
+  auto pending = std::async(std::launch::async, [&] { return try_load_config(fifo); });
+  if (pending.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    ADD_FAILURE() << "loading a FIFO blocked";
+    ::close(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK));  // a writer that writes nothing: the read ends
+  }
+  EXPECT_THAT(pending.get().problems,
+              ElementsAre(fifo.string() + ": the config must be a regular file, this is a FIFO; nothing was read"));
+  EXPECT_THAT(try_load_config(dir.path()).problems, ElementsAre(HasSubstr("this is a directory")));
+  EXPECT_THAT(
+      try_load_config("/dev/null").problems,
+      ElementsAre("/dev/null: the config must be a regular file, this is a character device; nothing was read"));
+  // A symlink to a regular file (a Kubernetes ConfigMap mount) is read.
+  const auto real = dir.write("real.yaml", kMinimal);
+  std::filesystem::create_symlink(real, dir.path() / "link.yaml");
+  EXPECT_THAT(try_load_config(dir.path() / "link.yaml").problems, IsEmpty());
 }
 
 TEST(Loader, DuplicateKeysRejected) {

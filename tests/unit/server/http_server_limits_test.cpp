@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hbingest/server/http_server.h"
 #include "hbingest/server/tls_credentials.h"
@@ -25,7 +27,14 @@ using Clock = std::chrono::steady_clock;
 // A connected client socket, closed on scope exit.
 class RawClient {
  public:
-  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  // `source`: the local address to connect from (any of 127/8 on Linux's loopback).
+  explicit RawClient(int port, const char* source = nullptr) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (source != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      EXPECT_EQ(::inet_pton(AF_INET, source, &local.sin_addr), 1) << source;
+      EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local), 0) << source;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -253,6 +262,38 @@ TEST(HttpServerLimits, ConnectionsBeyondTheWorkersAndTheQueueGet503AtOnce) {
   EXPECT_NE(busy.find("Retry-After: 1"), std::string::npos);
   release.set_value();
   EXPECT_TRUE(first.receive(2s).starts_with("HTTP/1.1 200"));
+}
+
+// One address holding many half-open requests (heads never finished) used to take every worker and
+// every queue slot: every other client's query was an immediate 503 until the heads timed out.
+TEST(HttpServerLimits, OneClientAddressFloodingLeavesTheOthersServed) {
+  HttpServerOptions options;
+  options.workers = 4;
+  options.max_queued_connections = 8;
+  options.header_timeout = 30s;  // the flood outlives the test
+  HttpServer server(small(options));
+  server.get("/v1/events", ok);
+  server.start();
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < 20; ++i) {
+    flood.push_back(std::make_unique<RawClient>(server.port(), "127.0.0.1"));
+    flood.back()->send("GET /v1/events HTTP/1.1\r\nHost: x\r\n");  // the head never ends
+  }
+  // Accepted in order: once the last one has its 503, every one before it was admitted or refused.
+  const std::string refused = flood.back()->receive(3s);
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503")) << refused;
+  EXPECT_NE(refused.find("http.max_connections_per_client"), std::string::npos) << refused;
+
+  RawClient other(server.port(), "127.0.0.2");
+  other.send("GET /v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string answer = other.receive(5s, nullptr, "\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+
+  // The flood's own connections: the default cap, half the workers, were taken; the rest refused.
+  int held = 0;
+  for (std::size_t i = 0; i + 1 < flood.size(); ++i)
+    held += flood[i]->receive(300ms, nullptr, "\r\n\r\n").empty() ? 1 : 0;
+  EXPECT_EQ(held, default_connections_per_client(options.workers));
 }
 
 TEST(HttpServerLimits, AStreamedBodyIsSentChunkedAndStopsWhenTheClientGoes) {

@@ -41,7 +41,9 @@ int serve_command(const Args& args) {
   SignalWatcher signals(
       [config_path, http_tls] {
         reload_http_tls(http_tls.get());
-        set_log_level(config::load_config(config_path).logging.level);
+        const auto reloaded = config::load_config(config_path);
+        set_log_level(reloaded.logging.level);
+        spdlog::info("log level reloaded: {}", reloaded.logging.level);
       },
       config.shutdown_deadline + SignalWatcher::kStopGrace);
 

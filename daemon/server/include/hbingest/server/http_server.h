@@ -6,7 +6,10 @@
 // read only, reads lines of any length and queues accepted sockets without bound. So the
 // connection itself is ours (connection_stream.h): a fixed pool of `workers` threads, each serving
 // one connection at a time; at most `max_queued_connections` accepted connections wait for one,
-// any more get a 503 and are closed by the acceptor (nothing hangs); each request's head must
+// any more get a 503 and are closed by the acceptor (nothing hangs). One client address (an IPv6
+// /64) holds at most `max_connections_per_client` of them, queued or served, and gets a 503 beyond:
+// the default, half the workers, leaves the other half and the queue to everyone else however
+// many connections one address opens (docs/operations.md). Each request's head must
 // arrive whole within `header_timeout` and `max_header_bytes` (slowloris, endless lines); an idle
 // keep-alive connection is closed after `keep_alive_timeout`; a response must be written within
 // `write_timeout`. Anything but GET/HEAD gets 405, a request announcing a body 413, both before a
@@ -63,6 +66,7 @@ struct HttpServerOptions {
   std::string listen = "127.0.0.1:8080";               // host:port; port 0 picks a free one; [v6]:port accepted
   int workers = 16;                                    // connections served at once, one thread each
   int max_queued_connections = 64;                     // accepted, waiting for a worker; beyond: 503 and close
+  int max_connections_per_client = 0;                  // queued or served, per client address; 0: the default
   std::size_t max_header_bytes = 16 * 1024;            // request line + headers
   std::chrono::milliseconds header_timeout{5000};      // to receive a whole request head
   std::chrono::milliseconds keep_alive_timeout{5000};  // idle between requests
@@ -70,6 +74,9 @@ struct HttpServerOptions {
   std::chrono::milliseconds write_timeout{30000};      // to write one whole response
   std::shared_ptr<TlsCredentials> tls{};               // set: HTTPS only
 };
+
+// max_connections_per_client when 0: half the workers, at least one.
+constexpr int default_connections_per_client(int workers) { return workers > 1 ? workers / 2 : 1; }
 
 class HttpServer {
  public:
