@@ -74,11 +74,13 @@ struct RecordingObserver final : PipelineObserver {
     if (partition == 0) reported_committed_p0 = offset;
   }
   void on_async_commit_failure() override { ++async_commit_failures; }
+  void on_inflight(std::size_t /*rows*/, std::size_t bytes) override { inflight_bytes = bytes; }
   std::atomic<int> rejected{0};
   std::atomic<std::size_t> retrying{0};
   std::atomic<std::int64_t> oldest_retry_ms{0};
   std::atomic<std::int64_t> reported_committed_p0{-1};
   std::atomic<int> async_commit_failures{0};
+  std::atomic<std::size_t> inflight_bytes{0};
 };
 
 // Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
@@ -898,6 +900,87 @@ TEST(PipelineRebalance, APartitionPausedWhenItIsLostIsConsumedWhenItComesBack) {
   });
   EXPECT_EQ(h.source.remaining(), 0u) << "the partition stayed paused after it was assigned again";
   EXPECT_EQ(h.committed(0), 110);
+}
+
+// Issue 22, defect 1: the topic is deleted and re-created (or truncated): librdkafka starts again
+// at offset 0 without a rebalance. On 72ad3ec the tracker threw, and the way out committed the old
+// topic's position (10) into the new one, whose events 0..4 were then never stored.
+TEST(PipelineEras, OffsetsGoingBackStartANewEraThatLosesNothingAndCommitsNothingOfTheOld) {
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 10);
+  bool recreated = false;
+  h.run_until([&] {
+    if (!recreated && h.committed(0) == 10) {
+      // Another time: the events preset keys a row by time, partition and offset.
+      for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs - 1000, "new" + std::to_string(o)));
+      recreated = true;
+    }
+    return recreated && h.rows() == 15 && h.committed(0) == 5;
+  });
+  EXPECT_EQ(h.rows(), 15u) << "every event of both eras is stored";
+  EXPECT_EQ(h.committed(0), 5) << "the new era's position, not the old one's";
+  const auto commits = h.source.commits_of(kP0);
+  const auto era = std::find_if(commits.begin(), commits.end(), [](std::int64_t c) { return c < 10; });
+  for (auto it = era; it != commits.end(); ++it) EXPECT_LE(*it, 5) << "a position of the old era committed";
+}
+
+// The old era's writes still in flight when the offsets go back finish later: they complete
+// nothing of the new era, whose offsets 0..4 are dead letters not yet acknowledged.
+TEST(PipelineEras, WritesOfTheOldEraFinishingLateCompleteNothingOfTheNew) {
+  auto setup = test_setup();
+  setup.options.shutdown_deadline = 200ms;  // the held letters are never acknowledged
+  Harness h(setup);
+  h.table.write_delay = 20ms;  // the old era's rows are still being written when the new era starts
+  h.dead_letters.hold = true;
+  push_logins(h.source, 0, 0, 10);
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, "not json");
+  h.run_until([&] { return h.rows() == 10 && !h.source.commits_of(kP0).empty(); });
+  EXPECT_EQ(h.rows(), 10u);
+  const auto commits = h.source.commits_of(kP0);
+  ASSERT_FALSE(commits.empty());
+  for (const auto c : commits) EXPECT_EQ(c, 0) << "the new era's offset 0 is not dead-lettered yet";
+}
+
+// Issue 22, defect 5: failed dead letters of a partition that left this member are dropped (its
+// next owner re-reads the events, they were never committed), not retried forever outside the
+// in-flight bound, and not dead-lettered a second time when the partition comes back.
+TEST(PipelineRebalance, FailedDeadLettersOfAReleasedPartitionAreDroppedAndNotSentAgain) {
+  Harness h(test_setup());
+  h.dead_letters.set_failing({0, 1, 2});
+  for (int o = 0; o < 3; ++o) h.source.push("events", 0, o, "not json " + std::to_string(o));
+  enum class Phase { failing, lost, back } phase = Phase::failing;
+  std::size_t bytes_while_failing = 0;
+  std::size_t retrying_after_loss = 99;
+  std::size_t bytes_after_loss = 99;
+  std::chrono::steady_clock::time_point lost_at;
+  h.run_until([&] {
+    if (phase == Phase::failing && h.observer.retrying == 3) {
+      bytes_while_failing = h.observer.inflight_bytes;
+      h.source.lose_at_next_poll({kP0});
+      phase = Phase::lost;
+      lost_at = std::chrono::steady_clock::now();
+    } else if (phase == Phase::lost && h.source.revocations() == 1 &&
+               (h.observer.retrying == 0 || std::chrono::steady_clock::now() - lost_at > 300ms)) {
+      retrying_after_loss = h.observer.retrying;
+      bytes_after_loss = h.observer.inflight_bytes;
+      h.dead_letters.set_failing({});  // the DLQ topic works again
+      for (int o = 0; o < 3; ++o) h.source.push("events", 0, o, "not json " + std::to_string(o));
+      h.source.assign_at_next_poll({kP0});
+      phase = Phase::back;
+    }
+    return phase == Phase::back && h.committed(0) == 3 && h.dead_letters.delivered_count() >= 3;
+  });
+  EXPECT_GT(bytes_while_failing, 0u) << "the failing letters are held within the in-flight bound";
+  EXPECT_EQ(retrying_after_loss, 0u) << "the released partition's letters are still retried";
+  EXPECT_EQ(bytes_after_loss, 0u);
+  // Stopped: whatever a stale retry would have sent has had every chance to go out.
+  ASSERT_EQ(h.dead_letters.delivered.size(), 3u) << "letters of the released partition sent again";
+  for (std::int64_t o = 0; o < 3; ++o) {
+    EXPECT_EQ(std::count_if(h.dead_letters.delivered.begin(), h.dead_letters.delivered.end(),
+                            [&](const connectors::DeadLetter& l) { return l.original.offset == o; }),
+              1);
+  }
+  EXPECT_EQ(h.committed(0), 3);
 }
 
 }  // namespace
