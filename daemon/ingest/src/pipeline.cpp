@@ -28,6 +28,8 @@ constexpr double kResumeFraction = 0.8;
 constexpr std::chrono::milliseconds kHoldBeforePause{1000};
 // How long one turn of the loop waits for a completion while it holds.
 constexpr std::chrono::milliseconds kHoldWait{20};
+// The hbingest_events_invalid_total reason of a record read from the dead-letter topic (reject()).
+constexpr const char* kFromDeadLetterTopic = "from_dead_letter_topic";
 // Poll at least this often even with nothing to do: librdkafka serves rebalances and heartbeats
 // from poll, and the watchdog needs the loop to turn.
 constexpr std::chrono::milliseconds kMaxPollWait{100};
@@ -280,6 +282,20 @@ void Pipeline::start_new_era(const connectors::SourceMessage& message, std::int6
 void Pipeline::reject(connectors::SourceMessage&& message, OffsetTracker::Generation generation,
                       const std::string& stage, const std::string& reason, const std::string& detail, bool skippable) {
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
+  if (!options_.dead_letter_topic.empty() && message.topic == options_.dead_letter_topic) {
+    // Read from the dead-letter topic itself (a subscription that matches it; check-config refuses
+    // that, this guards whatever slips past): sent there again it would be read again, and one bad
+    // event would make letters forever. It is a letter already and stays in that topic, so skipping
+    // it loses nothing; `fail` would stop every restart at it. Counted under its own reason.
+    observer_.on_invalid(kFromDeadLetterTopic);
+    rejections_log_.log(spdlog::level::warn, kFromDeadLetterTopic,
+                        "not dead-lettering " + describe(message) + " (" + stage + "." + reason +
+                            "): it was read from the dead-letter topic " + options_.dead_letter_topic +
+                            " itself; skipped (no subscription should include dlq.topic)");
+    ++stats_.skipped;
+    complete(tp, message.offset, generation);
+    return;
+  }
   observer_.on_invalid(reason);
   // A row HBase refused for good was a valid event: skipping it would lose it silently. Under
   // `skip` it goes to the dead-letter topic (with HBase's reason); `fail` still stops.

@@ -74,12 +74,16 @@ struct RecordingObserver final : PipelineObserver {
     if (partition == 0) reported_committed_p0 = offset;
   }
   void on_async_commit_failure() override { ++async_commit_failures; }
+  void on_invalid(std::string_view reason) override {
+    if (reason == "from_dead_letter_topic") ++from_dead_letter_topic;
+  }
   void on_inflight(std::size_t /*rows*/, std::size_t bytes) override { inflight_bytes = bytes; }
   std::atomic<int> rejected{0};
   std::atomic<std::size_t> retrying{0};
   std::atomic<std::int64_t> oldest_retry_ms{0};
   std::atomic<std::int64_t> reported_committed_p0{-1};
   std::atomic<int> async_commit_failures{0};
+  std::atomic<int> from_dead_letter_topic{0};
   std::atomic<std::size_t> inflight_bytes{0};
 };
 
@@ -981,6 +985,21 @@ TEST(PipelineRebalance, FailedDeadLettersOfAReleasedPartitionAreDroppedAndNotSen
               1);
   }
   EXPECT_EQ(h.committed(0), 3);
+}
+
+// Issue 22, defect 4: a subscription that also reads the dead-letter topic (a "^regex", say) must
+// not dead-letter a letter again: one bad event would make letters forever.
+TEST(Pipeline, ARecordReadFromTheDeadLetterTopicIsNeverDeadLetteredAgain) {
+  auto setup = test_setup();
+  setup.options.dead_letter_topic = "events-dlq";
+  Harness h(setup);
+  h.source.push("events", 0, 0, "not json");
+  h.source.push("events-dlq", 0, 0, "not json");  // the letter of events/0@0, read back
+  h.run_until([&] { return h.committed(0) == 1 && h.source.committed({"events-dlq", 0}) == 1; });
+  EXPECT_EQ(h.source.committed({"events-dlq", 0}), 1) << "skipped, not stuck";
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  EXPECT_EQ(h.dead_letters.delivered[0].original.topic, "events");
+  EXPECT_EQ(h.observer.from_dead_letter_topic, 1);
 }
 
 }  // namespace

@@ -73,6 +73,8 @@ struct PipelineOptions {
   std::chrono::milliseconds sync_commit_timeout{30000};
   std::chrono::milliseconds close_timeout{10000};
   std::chrono::milliseconds family_ttl{600000};  // the table's TTL: events older are not written
+  // dlq.topic: a record read from it is never dead-lettered again (skipped and counted instead).
+  std::string dead_letter_topic;
   config::OnInvalid on_invalid = config::OnInvalid::dlq;
   config::UnknownType unknown_type = config::UnknownType::dlq;
   // A dead letter that failed is sent again after initial_backoff, doubling up to max_backoff.
