@@ -924,8 +924,12 @@ TEST(PipelineEras, OffsetsGoingBackStartANewEraThatLosesNothingAndCommitsNothing
   EXPECT_EQ(h.rows(), 15u) << "every event of both eras is stored";
   EXPECT_EQ(h.committed(0), 5) << "the new era's position, not the old one's";
   const auto commits = h.source.commits_of(kP0);
-  const auto era = std::find_if(commits.begin(), commits.end(), [](std::int64_t c) { return c < 10; });
-  for (auto it = era; it != commits.end(); ++it) EXPECT_LE(*it, 5) << "a position of the old era committed";
+  // The new era's events came once the old era's end (10) was committed: every commit after that one.
+  const auto old_end = std::find(commits.begin(), commits.end(), 10);
+  ASSERT_NE(old_end, commits.end());
+  for (auto it = std::next(old_end); it != commits.end(); ++it) {
+    EXPECT_LE(*it, 5) << "a position of the old era committed";
+  }
 }
 
 // The old era's writes still in flight when the offsets go back finish later: they complete
