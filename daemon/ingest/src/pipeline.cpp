@@ -119,6 +119,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
         return !assigned_.contains(connectors::TopicPartitionRef{m.topic, m.partition});
       });
       if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
+      report_positions(messages);
       for (auto& message : messages) handle(std::move(message));
     }
     submit(batcher_.expired(Clock::now()));
@@ -128,6 +129,23 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
       next_commit_ = Clock::now() + options_.commit_interval;
     }
   }
+}
+
+void Pipeline::report_positions(const std::vector<connectors::SourceMessage>& messages) {
+  // Kafka hands out a partition's messages in order: its last one in the batch is where it stands
+  // (also when its offsets went back). A batch holds a few partitions: a linear search is enough.
+  std::vector<const connectors::SourceMessage*> last;
+  for (const auto& m : messages) {
+    const auto it = std::find_if(last.begin(), last.end(), [&](const connectors::SourceMessage* l) {
+      return l->partition == m.partition && l->topic == m.topic;
+    });
+    if (it == last.end()) {
+      last.push_back(&m);
+    } else {
+      *it = &m;
+    }
+  }
+  for (const auto* m : last) observer_.on_consumed_position(m->topic, m->partition, m->offset + 1);
 }
 
 void Pipeline::drain() {

@@ -78,6 +78,9 @@ struct RecordingObserver final : PipelineObserver {
     if (reason == "from_dead_letter_topic") ++from_dead_letter_topic;
   }
   void on_inflight(std::size_t /*rows*/, std::size_t bytes) override { inflight_bytes = bytes; }
+  void on_consumed_position(std::string_view, std::int32_t partition, std::int64_t next_offset) override {
+    if (partition == 0) position_p0 = next_offset;
+  }
   std::atomic<int> rejected{0};
   std::atomic<std::size_t> retrying{0};
   std::atomic<std::int64_t> oldest_retry_ms{0};
@@ -85,6 +88,7 @@ struct RecordingObserver final : PipelineObserver {
   std::atomic<int> async_commit_failures{0};
   std::atomic<int> from_dead_letter_topic{0};
   std::atomic<std::size_t> inflight_bytes{0};
+  std::atomic<std::int64_t> position_p0{-1};
 };
 
 // Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
@@ -904,6 +908,17 @@ TEST(PipelineRebalance, APartitionPausedWhenItIsLostIsConsumedWhenItComesBack) {
   });
   EXPECT_EQ(h.source.remaining(), 0u) << "the partition stayed paused after it was assigned again";
   EXPECT_EQ(h.committed(0), 110);
+}
+
+// Issue 22, defect 10d: the lag is computed from the position the pipeline reached.
+TEST(Pipeline, ReportsThePositionEachPartitionWasReadTo) {
+  auto setup = test_setup();
+  setup.options.poll_batch = 4;
+  Harness h(setup);
+  push_logins(h.source, 0, 0, 10);
+  push_logins(h.source, 1, 0, 3);
+  h.run_until([&] { return h.committed(0) == 10 && h.committed(1) == 3; });
+  EXPECT_EQ(h.observer.position_p0, 10);
 }
 
 // Issue 22, defect 1: the topic is deleted and re-created (or truncated): librdkafka starts again

@@ -125,6 +125,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // Forgets partitions this member no longer owns (revoked or lost).
   void release(const std::vector<connectors::TopicPartition>& partitions);
   void consume(const std::atomic<bool>& stop);
+  // Tells the observer how far each partition of a polled batch was read (the consumer lag).
+  void report_positions(const std::vector<connectors::SourceMessage>& messages);
   void drain();
   // The way out of run() after an exception. Never throws: the caller rethrows the original.
   // `commit_stored` is false after an OffsetTrackerError: positions from a tracker that contradicts
