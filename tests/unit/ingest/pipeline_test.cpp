@@ -947,6 +947,30 @@ TEST(PipelineEras, OffsetsGoingBackStartANewEraThatLosesNothingAndCommitsNothing
   }
 }
 
+// Issue 22, defect 1 (the rebalance path): a batch polled before a loss and a new assignment of its
+// partition holds offsets above the committed one, where the partition is read again from. On
+// 72ad3ec the re-read's first offset threw "tracked after".
+TEST(PipelineEras, ABatchFromBeforeALostAndReassignedPartitionThenItsReReadLoseNothing) {
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 5);
+  bool rebalanced = false;
+  bool reread = false;
+  h.run_until([&] {
+    if (!rebalanced && h.committed(0) == 5) {
+      h.source.lose_and_assign_after_next_batch({kP0});
+      push_logins(h.source, 0, 5, 10);
+      rebalanced = true;
+    } else if (rebalanced && !reread && h.source.revocations() == 1) {
+      push_logins(h.source, 0, 5, 10);  // read again from the committed offset
+      reread = true;
+    }
+    return reread && h.committed(0) == 10;
+  });
+  EXPECT_EQ(h.rows(), 10u);
+  EXPECT_EQ(h.committed(0), 10);
+  EXPECT_TRUE(non_decreasing(h.source.commits_of(kP0)));
+}
+
 // The old era's writes still in flight when the offsets go back finish later: they complete
 // nothing of the new era, whose offsets 0..4 are dead letters not yet acknowledged.
 TEST(PipelineEras, WritesOfTheOldEraFinishingLateCompleteNothingOfTheNew) {
