@@ -47,7 +47,8 @@ void check_kafka(const Config& c, Reader& r) {
   if (has_regex && c.kafka.topics.size() > 1) {
     r.problem_at("kafka.topics", "a \"^regex\" subscription must be the only entry");
   }
-  const bool dlq_used = c.dlq.on_invalid == OnInvalid::dlq || c.dlq.unknown_type == UnknownType::dlq;
+  // Rows HBase refuses for good go to the dead-letter topic under `skip` as well (only `fail` stops).
+  const bool dlq_used = c.dlq.on_invalid != OnInvalid::fail || c.dlq.unknown_type == UnknownType::dlq;
   if (dlq_used && std::find(c.kafka.topics.begin(), c.kafka.topics.end(), c.dlq.topic) != c.kafka.topics.end()) {
     r.problem_at("dlq.topic",
                  r.shown("dlq.topic", c.dlq.topic) + " is also consumed (kafka.topics); bad events would loop");

@@ -435,11 +435,18 @@ routes: [{event_types: [login], table: events, preset: events}]
 dlq: {topic: events-dlq}
 )";
   EXPECT_THAT(problems_of(excluded), SizeIs(0));
-  // Nothing is dead-lettered: nothing can loop.
-  const std::string no_dlq = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
+  // Under `skip`, rows HBase refuses still go to the dead-letter topic: they would loop too.
+  const std::string skip = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
 hbase: {endpoints: ["h:9090"]}
 routes: [{event_types: [login], table: events, preset: events}]
 dlq: {topic: events-dlq, on_invalid: skip, unknown_type: skip}
+)";
+  EXPECT_THAT(problems_of(skip), SizeIs(1));
+  // Nothing is dead-lettered (`fail` stops instead): nothing can loop.
+  const std::string no_dlq = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+dlq: {topic: events-dlq, on_invalid: fail, unknown_type: skip}
 )";
   EXPECT_THAT(problems_of(no_dlq), SizeIs(0));
   EXPECT_THAT(problems_of(R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events(["]}
