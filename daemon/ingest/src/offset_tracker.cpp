@@ -8,17 +8,20 @@ namespace hbingest::ingest {
 
 OffsetTracker::Generation OffsetTracker::track(connectors::TopicPartitionRef tp, std::int64_t offset,
                                                std::size_t bytes) {
+  if (const auto generation = try_track(tp, offset, bytes)) return *generation;
+  throw OffsetTrackerError("offset " + std::to_string(offset) + " tracked after " + std::to_string(*last_tracked(tp)) +
+                           " on " + std::string(tp.topic) + "/" + std::to_string(tp.partition));
+}
+
+std::optional<OffsetTracker::Generation> OffsetTracker::try_track(connectors::TopicPartitionRef tp, std::int64_t offset,
+                                                                  std::size_t bytes) {
   auto it = partitions_.find(tp);
   if (it == partitions_.end()) {
     it = partitions_.emplace(connectors::TopicPartition{std::string(tp.topic), tp.partition}, PartitionState{}).first;
     it->second.generation = ++last_generation_;
   }
   auto& state = it->second;
-  if (offset < state.next_after_last) {
-    throw OffsetTrackerError("offset " + std::to_string(offset) + " tracked after " +
-                             std::to_string(state.next_after_last - 1) + " on " + std::string(tp.topic) + "/" +
-                             std::to_string(tp.partition));
-  }
+  if (offset < state.next_after_last) return std::nullopt;
   state.window.push_back({offset, bytes, false});
   state.next_after_last = offset + 1;
   ++state.pending;

@@ -190,8 +190,13 @@ void Pipeline::leave_after_failure(bool commit_stored) noexcept {
 void Pipeline::handle(connectors::SourceMessage&& message) {
   // Views message.topic: used only while the message is still here (not after it is moved on).
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
-  if (const auto last = tracker_.last_tracked(tp); last && message.offset <= *last) start_new_era(message, *last);
-  const auto generation = tracker_.track(tp, message.offset, held_bytes(message));
+  // One tracker lookup per event; a second only when the offsets went back.
+  auto tracked = tracker_.try_track(tp, message.offset, held_bytes(message));
+  if (!tracked) {
+    start_new_era(message, tracker_.last_tracked(tp).value_or(-1));
+    tracked = tracker_.track(tp, message.offset, held_bytes(message));
+  }
+  const auto generation = *tracked;
   ++stats_.consumed;
 
   if (auto invalid = decoder_.decode(message, event_)) {

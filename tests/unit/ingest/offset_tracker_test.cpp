@@ -123,6 +123,9 @@ TEST(OffsetTracker, RejectsOffsetsGoingBackwardsAndSaysWhereTheLastWas) {
   EXPECT_EQ(tracker.last_tracked(kP0), 10);
   EXPECT_THROW(tracker.track(kP0, 9, 0), OffsetTrackerError);
   EXPECT_THROW(tracker.track(kP0, 10, 0), OffsetTrackerError);
+  EXPECT_FALSE(tracker.try_track(kP0, 9, 0));
+  EXPECT_EQ(tracker.pending(kP0), 1u) << "nothing tracked";
+  EXPECT_EQ(tracker.try_track(kP0, 11, 0), tracker.generation(kP0));
 }
 
 // Issue 22, defect 1: a topic deleted and re-created (or truncated) starts again at offset 0.

@@ -7,7 +7,7 @@
 // never skips an event that is not stored yet. Offsets must be tracked in increasing order per
 // partition (Kafka delivers them so); a partition whose offsets go back (its log was truncated, its
 // topic deleted and re-created, its offset reset, or a batch polled before a rebalance overlaps the
-// re-read) starts a new era: the caller forgets it and tracks it afresh (see last_tracked()).
+// re-read) starts a new era: the caller forgets it and tracks it afresh (see try_track()).
 //
 // Every time a partition's tracking starts (first track after its assignment or after forget())
 // it gets a new generation, never reused. Whatever is in flight carries the generation it was
@@ -41,8 +41,10 @@ class OffsetTracker {
 
   // The calls made per event take a TopicPartitionRef: no topic string is copied to look one up.
   // Returns the generation `offset` is tracked in. Throws OffsetTrackerError for an offset not above
-  // the last one tracked on `tp` (check last_tracked() first: that is a new era).
+  // the last one tracked on `tp` (that is a new era: see try_track()).
   Generation track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
+  // The same without the throw: nullopt (and nothing tracked) for an offset not above the last one.
+  std::optional<Generation> try_track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
   // The highest offset tracked on `tp` in its current generation, if any.
   std::optional<std::int64_t> last_tracked(connectors::TopicPartitionRef tp) const;
   // The current generation of `tp`, or kNoGeneration when it is not tracked.
