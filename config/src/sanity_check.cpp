@@ -1,9 +1,12 @@
 #include "sanity_check.h"
 
+#include <regex.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "hbingest/config/duration.h"
@@ -13,6 +16,17 @@
 namespace hbingest::config::detail {
 
 namespace {
+
+// Whether librdkafka's subscription `pattern` ("^regex") takes `topic`: librdkafka compiles it
+// with POSIX regcomp(REG_EXTENDED | REG_NOSUB), leading "^" included (rdregex.c). nullopt when the
+// pattern does not compile.
+std::optional<bool> subscription_matches(const std::string& pattern, const std::string& topic) {
+  regex_t re;
+  if (regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB) != 0) return std::nullopt;
+  const bool matches = regexec(&re, topic.c_str(), 0, nullptr, 0) == 0;
+  regfree(&re);
+  return matches;
+}
 
 void check_kafka(const Config& c, Reader& r) {
   for (const auto& [name, value] : c.kafka.properties) {
@@ -33,10 +47,29 @@ void check_kafka(const Config& c, Reader& r) {
   if (has_regex && c.kafka.topics.size() > 1) {
     r.problem_at("kafka.topics", "a \"^regex\" subscription must be the only entry");
   }
-  const bool dlq_used = c.dlq.on_invalid == OnInvalid::dlq || c.dlq.unknown_type == UnknownType::dlq;
+  // Rows HBase refuses for good go to the dead-letter topic under `skip` as well (only `fail` stops).
+  const bool dlq_used = c.dlq.on_invalid != OnInvalid::fail || c.dlq.unknown_type == UnknownType::dlq;
   if (dlq_used && std::find(c.kafka.topics.begin(), c.kafka.topics.end(), c.dlq.topic) != c.kafka.topics.end()) {
     r.problem_at("dlq.topic",
                  r.shown("dlq.topic", c.dlq.topic) + " is also consumed (kafka.topics); bad events would loop");
+  }
+  if (!dlq_used) return;
+  for (std::size_t i = 0; i < c.kafka.topics.size(); ++i) {
+    const std::string& topic = c.kafka.topics[i];
+    if (!topic.starts_with('^')) continue;
+    const std::string path = "kafka.topics[" + std::to_string(i) + "]";
+    const auto matches = subscription_matches(topic, c.dlq.topic);
+    if (!matches) {
+      r.problem_at(path, r.shown(path, topic) +
+                             " is not a valid regular expression (POSIX extended, as librdkafka "
+                             "compiles it)");
+    } else if (*matches) {
+      const auto dlq_mark = r.mark_of("dlq.topic");
+      r.problem_at(path, r.shown(path, topic) + " also subscribes to the dead-letter topic " +
+                             r.shown("dlq.topic", c.dlq.topic) + " (dlq.topic" +
+                             (dlq_mark ? ", " + r.location(*dlq_mark) : std::string(", the default")) +
+                             "); bad events would loop: exclude it from the pattern or name another dlq.topic");
+    }
   }
 }
 

@@ -94,6 +94,7 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   options.commit_interval = config.kafka.commit_interval;
   options.shutdown_deadline = config.shutdown_deadline;
   options.family_ttl = config.table.ttl;
+  options.dead_letter_topic = config.dlq.topic;
   options.on_invalid = config.dlq.on_invalid;
   options.unknown_type = config.dlq.unknown_type;
   return options;

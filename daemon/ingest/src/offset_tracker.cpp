@@ -6,17 +6,22 @@
 
 namespace hbingest::ingest {
 
-void OffsetTracker::track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes) {
+OffsetTracker::Generation OffsetTracker::track(connectors::TopicPartitionRef tp, std::int64_t offset,
+                                               std::size_t bytes) {
+  if (const auto generation = try_track(tp, offset, bytes)) return *generation;
+  throw OffsetTrackerError("offset " + std::to_string(offset) + " tracked after " + std::to_string(*last_tracked(tp)) +
+                           " on " + std::string(tp.topic) + "/" + std::to_string(tp.partition));
+}
+
+std::optional<OffsetTracker::Generation> OffsetTracker::try_track(connectors::TopicPartitionRef tp, std::int64_t offset,
+                                                                  std::size_t bytes) {
   auto it = partitions_.find(tp);
   if (it == partitions_.end()) {
     it = partitions_.emplace(connectors::TopicPartition{std::string(tp.topic), tp.partition}, PartitionState{}).first;
+    it->second.generation = ++last_generation_;
   }
   auto& state = it->second;
-  if (offset < state.next_after_last) {
-    throw std::logic_error("offset " + std::to_string(offset) + " tracked after " +
-                           std::to_string(state.next_after_last - 1) + " on " + std::string(tp.topic) + "/" +
-                           std::to_string(tp.partition));
-  }
+  if (offset < state.next_after_last) return std::nullopt;
   state.window.push_back({offset, bytes, false});
   state.next_after_last = offset + 1;
   ++state.pending;
@@ -24,6 +29,18 @@ void OffsetTracker::track(connectors::TopicPartitionRef tp, std::int64_t offset,
   state.pending_bytes += bytes;
   pending_bytes_ += bytes;
   ++window_total_;
+  return state.generation;
+}
+
+std::optional<std::int64_t> OffsetTracker::last_tracked(connectors::TopicPartitionRef tp) const {
+  const auto it = partitions_.find(tp);
+  if (it == partitions_.end() || it->second.next_after_last < 0) return std::nullopt;
+  return it->second.next_after_last - 1;
+}
+
+OffsetTracker::Generation OffsetTracker::generation(connectors::TopicPartitionRef tp) const {
+  const auto it = partitions_.find(tp);
+  return it == partitions_.end() ? kNoGeneration : it->second.generation;
 }
 
 void OffsetTracker::set_bytes_of_last(connectors::TopicPartitionRef tp, std::size_t bytes) {
@@ -36,9 +53,11 @@ void OffsetTracker::set_bytes_of_last(connectors::TopicPartitionRef tp, std::siz
   last.bytes = bytes;
 }
 
-void OffsetTracker::complete(connectors::TopicPartitionRef tp, std::int64_t offset) {
+void OffsetTracker::complete(connectors::TopicPartitionRef tp, std::int64_t offset, Generation generation) {
   const auto it = partitions_.find(tp);
-  if (it == partitions_.end()) return;  // revoked meanwhile: the next owner re-reads it
+  // Revoked meanwhile (the next owner re-reads it), or tracked in an era forgotten since (then
+  // `offset` names another event now, or the same one read again: its new completion counts).
+  if (it == partitions_.end() || it->second.generation != generation) return;
   auto& state = it->second;
   const auto entry = std::lower_bound(state.window.begin(), state.window.end(), offset,
                                       [](const Entry& e, std::int64_t o) { return e.offset < o; });
@@ -95,7 +114,8 @@ void OffsetTracker::mark_sent(const std::vector<connectors::PartitionOffset>& of
 void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset>& offsets) {
   for (const auto& po : offsets) {
     const auto it = partitions_.find(po.tp);
-    if (it != partitions_.end()) it->second.committed = std::max(it->second.committed, po.offset);
+    if (it == partitions_.end() || po.offset > it->second.next_after_last) continue;
+    it->second.committed = std::max(it->second.committed, po.offset);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "hbingest/ingest/backoff.h"
@@ -27,6 +28,8 @@ constexpr double kResumeFraction = 0.8;
 constexpr std::chrono::milliseconds kHoldBeforePause{1000};
 // How long one turn of the loop waits for a completion while it holds.
 constexpr std::chrono::milliseconds kHoldWait{20};
+// The hbingest_events_invalid_total reason of a record read from the dead-letter topic (reject()).
+constexpr const char* kFromDeadLetterTopic = "from_dead_letter_topic";
 // Poll at least this often even with nothing to do: librdkafka serves rebalances and heartbeats
 // from poll, and the watchdog needs the loop to turn.
 constexpr std::chrono::milliseconds kMaxPollWait{100};
@@ -76,9 +79,14 @@ void Pipeline::run(const std::atomic<bool>& stop) {
     consume(stop);
     shutdown_.start();
     drain();
+  } catch (const OffsetTrackerError& e) {
+    spdlog::error("stopping without committing anything: the offset tracker is inconsistent: {}", e.what());
+    shutdown_.start();
+    leave_after_failure(/*commit_stored=*/false);
+    throw;
   } catch (...) {
     shutdown_.start();
-    leave_after_failure();
+    leave_after_failure(/*commit_stored=*/true);
     throw;
   }
   // Still registered: close() revokes the assignment through on_revoked, which commits it.
@@ -111,6 +119,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
         return !assigned_.contains(connectors::TopicPartitionRef{m.topic, m.partition});
       });
       if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
+      report_positions(messages);
       for (auto& message : messages) handle(std::move(message));
     }
     submit(batcher_.expired(Clock::now()));
@@ -120,6 +129,23 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
       next_commit_ = Clock::now() + options_.commit_interval;
     }
   }
+}
+
+void Pipeline::report_positions(const std::vector<connectors::SourceMessage>& messages) {
+  // Kafka hands out a partition's messages in order: its last one in the batch is where it stands
+  // (also when its offsets went back). A batch holds a few partitions: a linear search is enough.
+  std::vector<const connectors::SourceMessage*> last;
+  for (const auto& m : messages) {
+    const auto it = std::find_if(last.begin(), last.end(), [&](const connectors::SourceMessage* l) {
+      return l->partition == m.partition && l->topic == m.topic;
+    });
+    if (it == last.end()) {
+      last.push_back(&m);
+    } else {
+      *it = &m;
+    }
+  }
+  for (const auto* m : last) observer_.on_consumed_position(m->topic, m->partition, m->offset + 1);
 }
 
 void Pipeline::drain() {
@@ -135,14 +161,16 @@ void Pipeline::drain() {
   commit(true);
 }
 
-void Pipeline::leave_after_failure() noexcept {
+void Pipeline::leave_after_failure(bool commit_stored) noexcept {
   // No flush and no wait: whatever failed may fail again (an invalid event in a batch, the
-  // coordinator, the tracker), and the process is on its way out. The tracker's positions stop
-  // at the first event not stored, so this commit never passes the failing event; events still
-  // in flight are re-read and rewritten as identical cells after the restart.
+  // coordinator), and the process is on its way out. The tracker's positions stop at the first
+  // event not stored, so this commit never passes the failing event; events still in flight are
+  // re-read and rewritten as identical cells after the restart.
   try {
-    const auto owned = source_.assignment();
-    commit(true, &owned);
+    if (commit_stored) {
+      const auto owned = source_.assignment();
+      commit(true, &owned);
+    }
   } catch (const std::exception& e) {
     spdlog::error("stopping after an error: committing the stored offsets failed: {}", e.what());
   } catch (...) {
@@ -162,12 +190,18 @@ void Pipeline::leave_after_failure() noexcept {
 void Pipeline::handle(connectors::SourceMessage&& message) {
   // Views message.topic: used only while the message is still here (not after it is moved on).
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
-  tracker_.track(tp, message.offset, held_bytes(message));
+  // One tracker lookup per event; a second only when the offsets went back.
+  auto tracked = tracker_.try_track(tp, message.offset, held_bytes(message));
+  if (!tracked) {
+    start_new_era(message, tracker_.last_tracked(tp).value_or(-1));
+    tracked = tracker_.track(tp, message.offset, held_bytes(message));
+  }
+  const auto generation = *tracked;
   ++stats_.consumed;
 
   if (auto invalid = decoder_.decode(message, event_)) {
     observer_.on_consumed(message.topic, "", message.payload.size());
-    reject(std::move(message), "decode", invalid->reason, invalid->message);
+    reject(std::move(message), generation, "decode", invalid->reason, invalid->message);
     return;
   }
   observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
@@ -181,13 +215,14 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
       case config::UnknownType::skip:
         observer_.on_invalid("unknown_type");
         ++stats_.skipped;
-        complete(tp, message.offset);
+        complete(tp, message.offset, generation);
         return;
       case config::UnknownType::dlq:
         break;
     }
     if (route == nullptr) {
-      reject(std::move(message), "route", "unknown_type", "no route for event type '" + event_.event_type + "'");
+      reject(std::move(message), generation, "route", "unknown_type",
+             "no route for event type '" + event_.event_type + "'");
       return;
     }
   }
@@ -221,7 +256,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
                                " ms is more than decode.max_future_skew (" +
                                std::to_string(options_.decode.max_future_skew.count()) + " ms) ahead of now (" +
                                std::to_string(std::max(wall_now, steady_now)) + " ms)";
-    reject(std::move(message), "decode", "future_time", detail);
+    reject(std::move(message), generation, "decode", "future_time", detail);
     return;
   }
 
@@ -231,13 +266,13 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
     // HBase would expire it at once; writing it only costs a compaction later.
     observer_.on_expired();
     ++stats_.skipped;
-    complete(tp, message.offset);
+    complete(tp, message.offset, generation);
     return;
   }
 
   const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
   if (auto error = route->spec.encode(decoder_.fields(), meta, key_)) {
-    reject(std::move(message), "key", "bad_key", error->message());
+    reject(std::move(message), generation, "key", "bad_key", error->message());
     return;
   }
 
@@ -250,13 +285,41 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
   const int bucket = route->spec.lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);
-  submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message)}, steady_reading));
+  submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
 }
 
-void Pipeline::reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
-                      const std::string& detail, bool skippable) {
-  observer_.on_invalid(reason);
+void Pipeline::start_new_era(const connectors::SourceMessage& message, std::int64_t last) {
+  const TopicPartition tp{message.topic, message.partition};
+  era_log_.log(spdlog::level::warn, "era:" + message.topic + "/" + std::to_string(message.partition),
+               "offsets of " + message.topic + "/" + std::to_string(message.partition) + " went back from " +
+                   std::to_string(last) + " to " + std::to_string(message.offset) +
+                   " (log truncated, topic deleted and re-created, offset reset, or a re-read after a rebalance): "
+                   "tracking it afresh from there; no position of what came before is committed, and its " +
+                   std::to_string(tracker_.pending(tp)) + " event(s) still in flight complete nothing");
+  // As on assignment: the events of the earlier era still in flight are written or dead-lettered
+  // (their generation no longer completes anything), failed dead letters waiting for a retry go.
+  tracker_.forget(tp);
+  drop_dead_letter_retries({tp});
+}
+
+void Pipeline::reject(connectors::SourceMessage&& message, OffsetTracker::Generation generation,
+                      const std::string& stage, const std::string& reason, const std::string& detail, bool skippable) {
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
+  if (!options_.dead_letter_topic.empty() && message.topic == options_.dead_letter_topic) {
+    // Read from the dead-letter topic itself (a subscription that matches it; check-config refuses
+    // that, this guards whatever slips past): sent there again it would be read again, and one bad
+    // event would make letters forever. It is a letter already and stays in that topic, so skipping
+    // it loses nothing; `fail` would stop every restart at it. Counted under its own reason.
+    observer_.on_invalid(kFromDeadLetterTopic);
+    rejections_log_.log(spdlog::level::warn, kFromDeadLetterTopic,
+                        "not dead-lettering " + describe(message) + " (" + stage + "." + reason +
+                            "): it was read from the dead-letter topic " + options_.dead_letter_topic +
+                            " itself; skipped (no subscription should include dlq.topic)");
+    ++stats_.skipped;
+    complete(tp, message.offset, generation);
+    return;
+  }
+  observer_.on_invalid(reason);
   // A row HBase refused for good was a valid event: skipping it would lose it silently. Under
   // `skip` it goes to the dead-letter topic (with HBase's reason); `fail` still stops.
   const config::OnInvalid mode =
@@ -265,7 +328,7 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
     case config::OnInvalid::skip:
       spdlog::debug("skipping invalid event {}: {}", describe(message), detail);
       ++stats_.skipped;
-      complete(tp, message.offset);
+      complete(tp, message.offset, generation);
       return;
     case config::OnInvalid::fail:
       throw InvalidEventStop("invalid event at " + describe(message) + " (" + stage + "): " + detail +
@@ -278,7 +341,8 @@ void Pipeline::reject(connectors::SourceMessage&& message, const std::string& st
   rejections_log_.log(spdlog::level::info, stage + "." + reason,
                       "dead-lettering " + describe(message) + " (" + stage + "): " + detail);
   send_dead_letter({std::make_shared<connectors::DeadLetter>(
-      connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail})});
+                        connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail}),
+                    generation});
 }
 
 void Pipeline::send_dead_letter(DeadLetterAttempt attempt) {
@@ -293,11 +357,17 @@ void Pipeline::on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLe
                                    const std::string& error) {
   observer_.on_dead_letter(outcome);
   const auto& original = attempt.letter->original;
-  if (outcome == connectors::DeadLetterOutcome::delivered) {
-    ++stats_.dead_lettered;
+  const connectors::TopicPartitionRef tp{original.topic, original.partition};
+  const bool delivered = outcome == connectors::DeadLetterOutcome::delivered;
+  if (delivered) ++stats_.dead_lettered;
+  // Released (or re-read in a new era) while this send was under way: it is not retried, because
+  // nothing waits for it any more, and whoever reads the partition next re-reads the event (its
+  // offset was never committed) and dead-letters it from there.
+  const bool stale = tracker_.generation(tp) != attempt.generation;
+  if (delivered || stale) {
     if (attempt.failures > 0)
       dead_letters_failing_since_.erase(dead_letters_failing_since_.find(attempt.failing_since));
-    complete({original.topic, original.partition}, original.offset);
+    if (delivered) complete(tp, original.offset, attempt.generation);
     return;
   }
   // Neither stored nor dead-lettered: it stays pending (its offset is not committed) and is sent
@@ -352,7 +422,33 @@ void Pipeline::resend_due_dead_letters() {
   dead_letter_retries_reported_ = !dead_letters_failing_since_.empty();
 }
 
-void Pipeline::complete(connectors::TopicPartitionRef tp, std::int64_t offset) { tracker_.complete(tp, offset); }
+void Pipeline::drop_dead_letter_retries(const std::vector<TopicPartition>& partitions) {
+  std::size_t dropped = 0;
+  for (auto it = dead_letter_retries_.begin(); it != dead_letter_retries_.end();) {
+    const auto& original = it->second.letter->original;
+    const bool released = std::any_of(partitions.begin(), partitions.end(), [&](const TopicPartition& tp) {
+      return tp.partition == original.partition && tp.topic == original.topic;
+    });
+    if (!released) {
+      ++it;
+      continue;
+    }
+    // Only waiting letters are here, and every one of them failed at least once.
+    dead_letters_failing_since_.erase(dead_letters_failing_since_.find(it->second.failing_since));
+    it = dead_letter_retries_.erase(it);
+    ++dropped;
+  }
+  if (dropped > 0) {
+    spdlog::info(
+        "dropped {} failed dead letter(s) of released partitions: their events are re-read from the "
+        "committed offset and dead-lettered again there",
+        dropped);
+  }
+}
+
+void Pipeline::complete(connectors::TopicPartitionRef tp, std::int64_t offset, OffsetTracker::Generation generation) {
+  tracker_.complete(tp, offset, generation);
+}
 
 void Pipeline::submit(std::vector<Batch> batches) {
   for (auto& batch : batches) writers_.submit(std::move(batch));
@@ -364,12 +460,13 @@ void Pipeline::drain_completions() {
     std::vector<bool> rejected(batch.rows.size(), false);
     for (const auto& r : outcome.rejected) {
       rejected[r.index] = true;
-      reject(std::move(batch.origins[r.index].message), "write", "rejected_by_hbase", r.reason, /*skippable=*/false);
+      reject(std::move(batch.origins[r.index].message), batch.origins[r.index].generation, "write", "rejected_by_hbase",
+             r.reason, /*skippable=*/false);
     }
     for (std::size_t i = 0; i < batch.rows.size(); ++i) {
       if (rejected[i]) continue;
       const auto& message = batch.origins[i].message;
-      complete({message.topic, message.partition}, message.offset);
+      complete({message.topic, message.partition}, message.offset, batch.origins[i].generation);
       ++stats_.rows_stored;
     }
   }
@@ -543,6 +640,10 @@ void Pipeline::release(const std::vector<TopicPartition>& partitions) {
     assigned_.erase(tp);
     paused_.erase(tp);
   }
+  // Their failed dead letters would be sent again forever otherwise, held outside the in-flight
+  // bound (the tracker no longer counts their bytes), and dead-lettered once more when the
+  // partition comes back: they were never committed, so its next owner re-reads them.
+  drop_dead_letter_retries(partitions);
   stats_.assigned_partitions = assigned_.size();
 }
 
@@ -551,6 +652,7 @@ void Pipeline::on_assigned(const std::vector<TopicPartition>& partitions) {
   // A fresh start per assignment: consumption resumes at the committed offset, which may lie below
   // the offsets this member tracked when it owned the partition before.
   for (const auto& tp : partitions) tracker_.forget(tp);
+  drop_dead_letter_retries(partitions);
   assigned_.insert(partitions.begin(), partitions.end());
   stats_.assigned_partitions = assigned_.size();
   stats_.assignment_received = true;

@@ -103,7 +103,8 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                                      "again).")
                                  .Add({{"mode", "async"}})),
       consumer_lag_(
-          gauge(registry, "hbingest_consumer_lag", "Messages behind the partition end, from librdkafka statistics.")),
+          gauge(registry, "hbingest_consumer_lag",
+                "Messages behind the partition end: its end from librdkafka statistics minus the position consumed.")),
       salt_bucket_writes_(
           counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")),
       table_available_(gauge(registry, "hbingest_table_available",
@@ -216,33 +217,75 @@ void PipelineMetrics::on_kafka_security_error(std::string_view client) {
 
 void PipelineMetrics::on_partitions_revoked(const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
   remove_partitions(committed_offset_, committed_offset_cache_, partitions);
-  remove_partitions(consumer_lag_, consumer_lag_cache_, partitions);
+  for (const auto& [topic, partition] : partitions) {
+    const auto it = lags_.find({topic, std::to_string(partition)});
+    if (it == lags_.end()) continue;
+    if (it->second.gauge != nullptr) consumer_lag_.Remove(it->second.gauge);
+    lags_.erase(it);
+  }
+  if (total_lag_ >= 0) {
+    std::int64_t total = 0;
+    for (const auto& [key, p] : lags_) total += std::max<std::int64_t>(lag_of(p), 0);
+    total_lag_ = total;
+  }
+}
+
+std::int64_t PipelineMetrics::lag_of(const PartitionLag& p) {
+  if (p.end >= 0 && p.position >= 0) return std::max<std::int64_t>(p.end - p.position, 0);
+  return p.reported_lag;
+}
+
+void PipelineMetrics::update_lag(const PartitionKey& key, PartitionLag& p) {
+  const std::int64_t lag = lag_of(p);
+  if (lag < 0) return;
+  if (p.gauge == nullptr) p.gauge = &consumer_lag_.Add({{"topic", key.first}, {"partition", key.second}});
+  p.gauge->Set(static_cast<double>(lag));
+  std::int64_t total = 0;
+  for (const auto& [k, other] : lags_) total += std::max<std::int64_t>(lag_of(other), 0);
+  total_lag_ = total;
+}
+
+void PipelineMetrics::on_consumed_position(std::string_view topic, std::int32_t partition, std::int64_t next_offset) {
+  PartitionKey key{std::string(topic), std::to_string(partition)};
+  auto& p = lags_[key];
+  p.position = next_offset;
+  // Shown only once a statistics report said where the partition ends (total_lag() stays -1 until then).
+  if (p.end >= 0 || p.reported_lag >= 0) update_lag(key, p);
 }
 
 void PipelineMetrics::on_kafka_statistics(const std::string& json) {
-  // {"topics": {"t": {"partitions": {"0": {"consumer_lag": N, ...}, "-1": {...}}}}}
+  // {"topics": {"t": {"partitions": {"0": {"consumer_lag": N, "hi_offset": H, "ls_offset": L, ...},
+  // "-1": {...}}}}}. The report is up to statistics.interval.ms old, and consumer_lag counts from
+  // the last commit: with everything consumed it still showed tens of thousands. Only the end is
+  // taken from it; the position comes from the pipeline (on_consumed_position).
   simdjson::dom::parser parser;
   simdjson::dom::object topics;
   if (parser.parse(json)["topics"].get(topics) != simdjson::SUCCESS) return;
-  std::int64_t total = 0;
+  bool any = false;
   for (auto [topic, topic_stats] : topics) {
     simdjson::dom::object partitions;
     if (topic_stats["partitions"].get(partitions) != simdjson::SUCCESS) continue;
     for (auto [partition, stats] : partitions) {
       if (partition == "-1") continue;  // librdkafka's internal unassigned-partition bucket
       std::int64_t lag = -1;
-      if (stats["consumer_lag"].get(lag) != simdjson::SUCCESS || lag < 0) continue;
-      PartitionKey key{std::string(topic), std::string(partition)};
-      auto it = consumer_lag_cache_.find(key);
-      if (it == consumer_lag_cache_.end()) {
-        auto* child = &consumer_lag_.Add({{"topic", key.first}, {"partition", key.second}});
-        it = consumer_lag_cache_.emplace(std::move(key), child).first;
+      std::int64_t end = -1;
+      if (stats["consumer_lag"].get(lag) != simdjson::SUCCESS) lag = -1;
+      // The last stable offset is where a read_committed consumer (librdkafka's default) ends.
+      if (stats["ls_offset"].get(end) != simdjson::SUCCESS || end < 0) {
+        if (stats["hi_offset"].get(end) != simdjson::SUCCESS) end = -1;
       }
-      it->second->Set(static_cast<double>(lag));
-      total += lag;
+      PartitionKey key{std::string(topic), std::string(partition)};
+      auto it = lags_.find(key);
+      // Not assigned here (librdkafka reports every partition it knows, with consumer_lag -1).
+      if (it == lags_.end() && lag < 0) continue;
+      if (it == lags_.end()) it = lags_.emplace(std::move(key), PartitionLag{}).first;
+      it->second.end = end;
+      it->second.reported_lag = lag;
+      any = true;
+      update_lag(it->first, it->second);
     }
   }
-  total_lag_ = total;
+  if (!any && total_lag_ < 0) total_lag_ = 0;
 }
 
 void PipelineMetrics::on_table_available(const std::string& table, bool available) {

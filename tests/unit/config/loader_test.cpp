@@ -483,6 +483,54 @@ routes: [{event_types: [login], table: events, preset: events}]
               ElementsAre(problem_at(1, "kafka.topics: a \"^regex\" subscription must be the only entry")));
 }
 
+// Issue 22, defect 4: a pattern that matches the dead-letter topic re-reads every letter and
+// dead-letters it again, forever; check-config said ok.
+TEST(Loader, RegexTopicMustNotMatchTheDeadLetterTopic) {
+  const std::string matching = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+dlq: {topic: events-dlq}
+)";
+  EXPECT_THAT(problems_of(matching),
+              ElementsAre(problem_at(1,
+                                     "kafka.topics[0]: '^events.*' also subscribes to the dead-letter topic "
+                                     "'events-dlq' (dlq.topic, test.yaml:4); bad events would loop")));
+  // The default dlq.topic (hbingest-dlq) is matched as well.
+  const std::string default_topic = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^hbingest.*"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+)";
+  EXPECT_THAT(problems_of(default_topic),
+              ElementsAre(problem_at(1,
+                                     "kafka.topics[0]: '^hbingest.*' also subscribes to the dead-letter topic "
+                                     "'hbingest-dlq' (dlq.topic, the default)")));
+  const std::string excluded = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events-[0-9]+$"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+dlq: {topic: events-dlq}
+)";
+  EXPECT_THAT(problems_of(excluded), SizeIs(0));
+  // Under `skip`, rows HBase refuses still go to the dead-letter topic: they would loop too.
+  const std::string skip = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+dlq: {topic: events-dlq, on_invalid: skip, unknown_type: skip}
+)";
+  EXPECT_THAT(problems_of(skip), SizeIs(1));
+  // Nothing is dead-lettered (`fail` stops instead): nothing can loop.
+  const std::string no_dlq = R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events.*"]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+dlq: {topic: events-dlq, on_invalid: fail, unknown_type: skip}
+)";
+  EXPECT_THAT(problems_of(no_dlq), SizeIs(0));
+  EXPECT_THAT(problems_of(R"(kafka: {bootstrap_servers: "b:9092", topics: ["^events(["]}
+hbase: {endpoints: ["h:9090"]}
+routes: [{event_types: [login], table: events, preset: events}]
+)"),
+              ElementsAre(problem_at(1, "kafka.topics[0]: '^events([' is not a valid regular expression")));
+}
+
 TEST(EffectiveConfig, PrintsEveryOptionAndRoundTrips) {
   ::setenv("HBINGEST_TEST_TOKEN", "tok-from-env", 1);
   auto base = try_load_config_text(std::string(kMinimal) + R"(  - event_types: [pay]

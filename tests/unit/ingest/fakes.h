@@ -77,6 +77,14 @@ class FakeSource final : public connectors::Source {
     }
     // After the batch was taken, like a rebalance that librdkafka serves while a batch is polled.
     rebalance(take(revoke_after_batch_), &connectors::RebalanceListener::on_revoked);
+    if (const auto tps = take(lose_and_assign_after_batch_); !tps.empty()) {
+      rebalance(tps, &connectors::RebalanceListener::on_lost);
+      {
+        std::lock_guard lock(mutex_);
+        partitions_.insert(tps.begin(), tps.end());
+      }
+      if (listener_) listener_->on_assigned(tps);
+    }
     return out;
   }
   void commit_async(const std::vector<connectors::PartitionOffset>& offsets) override {
@@ -182,6 +190,11 @@ class FakeSource final : public connectors::Source {
   // revoked partitions, as KafkaSource's can (librdkafka serves a rebalance mid-batch).
   void revoke_after_next_batch(std::vector<connectors::TopicPartition> tps) {
     schedule(revoke_after_batch_, std::move(tps));
+  }
+  // Lost and assigned again after the next poll took its batch: the batch holds offsets read
+  // before the rebalance, and the partition is read again from its committed offset after it.
+  void lose_and_assign_after_next_batch(std::vector<connectors::TopicPartition> tps) {
+    schedule(lose_and_assign_after_batch_, std::move(tps));
   }
   // Rebalances served so far (revokes and losses).
   int revocations() const { return revocations_; }
@@ -292,6 +305,7 @@ class FakeSource final : public connectors::Source {
   std::vector<connectors::TopicPartition> lose_next_;
   std::vector<connectors::TopicPartition> assign_next_;
   std::vector<connectors::TopicPartition> revoke_after_batch_;
+  std::vector<connectors::TopicPartition> lose_and_assign_after_batch_;
   std::atomic<int> revocations_{0};
   int pause_calls_ = 0;
   bool coordinator_unreachable_ = false;

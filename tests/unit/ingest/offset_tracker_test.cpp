@@ -23,14 +23,14 @@ TEST(OffsetTracker, CommitsOnlyBelowLowestPending) {
   OffsetTracker tracker;
   for (int o = 10; o < 15; ++o) tracker.track(kP0, o, 0);
   EXPECT_EQ(tracker.committable(kP0), 10);
-  tracker.complete(kP0, 12);
-  tracker.complete(kP0, 13);
+  tracker.complete(kP0, 12, tracker.generation(kP0));
+  tracker.complete(kP0, 13, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 10) << "10 is not stored yet";
-  tracker.complete(kP0, 10);
+  tracker.complete(kP0, 10, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 11);
-  tracker.complete(kP0, 11);
+  tracker.complete(kP0, 11, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 14);
-  tracker.complete(kP0, 14);
+  tracker.complete(kP0, 14, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 15);
   EXPECT_EQ(tracker.pending_total(), 0u);
 }
@@ -40,9 +40,9 @@ TEST(OffsetTracker, GapsInOffsetsAreFine) {
   OffsetTracker tracker;
   tracker.track(kP0, 5, 0);
   tracker.track(kP0, 9, 0);
-  tracker.complete(kP0, 5);
+  tracker.complete(kP0, 5, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 9);
-  tracker.complete(kP0, 9);
+  tracker.complete(kP0, 9, tracker.generation(kP0));
   EXPECT_EQ(tracker.committable(kP0), 10);
 }
 
@@ -50,7 +50,7 @@ TEST(OffsetTracker, PartitionsAreIndependent) {
   OffsetTracker tracker;
   tracker.track(kP0, 0, 0);
   tracker.track(kP1, 100, 0);
-  tracker.complete(kP1, 100);
+  tracker.complete(kP1, 100, tracker.generation(kP1));
   EXPECT_EQ(tracker.committable(kP0), 0);
   EXPECT_EQ(tracker.committable(kP1), 101);
   EXPECT_EQ(tracker.pending(kP0), 1u);
@@ -60,7 +60,7 @@ TEST(OffsetTracker, PartitionsAreIndependent) {
 TEST(OffsetTracker, UncommittedReportsOnlyPositionsNotAcknowledged) {
   OffsetTracker tracker;
   tracker.track(kP0, 0, 0);
-  tracker.complete(kP0, 0);
+  tracker.complete(kP0, 0, tracker.generation(kP0));
   auto first = tracker.uncommitted(kT0, kResend);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].offset, 1);
@@ -69,14 +69,14 @@ TEST(OffsetTracker, UncommittedReportsOnlyPositionsNotAcknowledged) {
   EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
   tracker.track(kP0, 1, 0);
   EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty()) << "1 is pending, position still 1";
-  tracker.complete(kP0, 1);
+  tracker.complete(kP0, 1, tracker.generation(kP0));
   ASSERT_EQ(tracker.uncommitted(kT0, kResend).size(), 1u);
 }
 
 // Tracks `offset` of events/0 and completes it at once: its event is stored.
 void store(OffsetTracker& tracker, std::int64_t offset) {
   tracker.track(kP0, offset, 0);
-  tracker.complete(kP0, offset);
+  tracker.complete(kP0, offset, tracker.generation(kP0));
 }
 
 TEST(OffsetTracker, ASentCommitIsAwaitedThenSentAgainIfNeverAnswered) {
@@ -116,10 +116,63 @@ TEST(OffsetTracker, AFailureOfAnOlderCommitKeepsAwaitingTheNewer) {
   EXPECT_EQ(tracker.committed(kP0), 2);
 }
 
-TEST(OffsetTracker, RejectsOffsetsGoingBackwards) {
+TEST(OffsetTracker, RejectsOffsetsGoingBackwardsAndSaysWhereTheLastWas) {
   OffsetTracker tracker;
+  EXPECT_FALSE(tracker.last_tracked(kP0));
   tracker.track(kP0, 10, 0);
-  EXPECT_THROW(tracker.track(kP0, 9, 0), std::logic_error);
+  EXPECT_EQ(tracker.last_tracked(kP0), 10);
+  EXPECT_THROW(tracker.track(kP0, 9, 0), OffsetTrackerError);
+  EXPECT_THROW(tracker.track(kP0, 10, 0), OffsetTrackerError);
+  EXPECT_FALSE(tracker.try_track(kP0, 9, 0));
+  EXPECT_EQ(tracker.pending(kP0), 1u) << "nothing tracked";
+  EXPECT_EQ(tracker.try_track(kP0, 11, 0), tracker.generation(kP0));
+}
+
+// Issue 22, defect 1: a topic deleted and re-created (or truncated) starts again at offset 0.
+// The old era's writes still in flight finish later; offset 5 of the old log is not offset 5 of
+// the new one, so their completions must not make a new offset committable.
+TEST(OffsetTracker, ACompletionFromAnEarlierEraCompletesNothingInTheNext) {
+  OffsetTracker tracker;
+  OffsetTracker::Generation old_era = OffsetTracker::kNoGeneration;
+  for (int o = 0; o < 10; ++o) old_era = tracker.track(kP0, o, 0);
+  tracker.forget(kP0);  // the offsets went back: a new era
+  const auto new_era = tracker.track(kP0, 5, 0);
+  EXPECT_NE(new_era, old_era);
+  EXPECT_EQ(tracker.generation(kP0), new_era);
+  tracker.complete(kP0, 5, old_era);  // the old era's write of offset 5 finishes now
+  EXPECT_EQ(tracker.pending(kP0), 1u);
+  EXPECT_EQ(tracker.committable(kP0), 5) << "the new era's offset 5 is not stored";
+  tracker.complete(kP0, 5, new_era);
+  EXPECT_EQ(tracker.committable(kP0), 6);
+}
+
+TEST(OffsetTracker, GenerationsAreNeverReused) {
+  OffsetTracker tracker;
+  const auto first = tracker.track(kP0, 0, 0);
+  tracker.forget(kP0);
+  EXPECT_EQ(tracker.generation(kP0), OffsetTracker::kNoGeneration);
+  const auto other = tracker.track(kP1, 0, 0);
+  const auto second = tracker.track(kP0, 0, 0);
+  EXPECT_NE(first, second);
+  EXPECT_NE(other, second);
+}
+
+// An answer to a commit sent in the old era (position 100) that arrives after the new era began at
+// 0 must not pass for the new era's committed position: the new era's positions below it would
+// never be sent, and the coordinator would keep what came last.
+TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnored) {
+  OffsetTracker tracker;
+  for (int o = 0; o < 100; ++o) store(tracker, o);
+  const auto old_position = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(old_position.size(), 1u);
+  tracker.mark_sent(old_position, kT0);
+  tracker.forget(kP0);
+  for (int o = 0; o < 10; ++o) store(tracker, o);
+  tracker.mark_committed(old_position);
+  EXPECT_FALSE(tracker.committed(kP0));
+  const auto position = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(position.size(), 1u);
+  EXPECT_EQ(position[0].offset, 10);
 }
 
 TEST(OffsetTracker, ForgetDropsPendingAndLateCompletionsAreIgnored) {
@@ -128,7 +181,7 @@ TEST(OffsetTracker, ForgetDropsPendingAndLateCompletionsAreIgnored) {
   tracker.track(kP0, 2, 0);
   tracker.forget(kP0);
   EXPECT_EQ(tracker.pending_total(), 0u);
-  tracker.complete(kP0, 1);
+  tracker.complete(kP0, 1, tracker.generation(kP0));
   EXPECT_FALSE(tracker.committable(kP0));
 }
 
@@ -144,7 +197,7 @@ TEST(OffsetTracker, RandomCompletionOrderNeverCommitsPastAPendingOffset) {
     std::shuffle(offsets.begin(), offsets.end(), rng);
     std::vector<bool> done(200, false);
     for (auto o : offsets) {
-      tracker.complete(kP0, o);
+      tracker.complete(kP0, o, tracker.generation(kP0));
       done[static_cast<std::size_t>(o)] = true;
       const auto position = *tracker.committable(kP0);
       for (std::int64_t below = 0; below < position; ++below) {
@@ -165,24 +218,24 @@ TEST(OffsetTrackerBytes, PendingBytesFollowTrackRestateCompleteAndForget) {
   tracker.track(kP0, 1, 50);
   tracker.track(kP1, 9, 30);
   EXPECT_EQ(tracker.pending_bytes(), 780u);
-  tracker.complete(kP0, 0);
+  tracker.complete(kP0, 0, tracker.generation(kP0));
   EXPECT_EQ(tracker.pending_bytes(), 80u);
-  tracker.complete(kP0, 0);  // twice: no double subtraction
+  tracker.complete(kP0, 0, tracker.generation(kP0));  // twice: no double subtraction
   EXPECT_EQ(tracker.pending_bytes(), 80u);
   tracker.forget(kP1);
   EXPECT_EQ(tracker.pending_bytes(), 50u);
-  tracker.complete(kP0, 1);
+  tracker.complete(kP0, 1, tracker.generation(kP0));
   EXPECT_EQ(tracker.pending_bytes(), 0u);
 }
 
 TEST(OffsetTrackerBytes, TheWindowKeepsCompletedOffsetsBehindAStuckOne) {
   OffsetTracker tracker;
   for (int o = 0; o < 10; ++o) tracker.track(kP0, o, 1);
-  for (int o = 1; o < 10; ++o) tracker.complete(kP0, o);
+  for (int o = 1; o < 10; ++o) tracker.complete(kP0, o, tracker.generation(kP0));
   EXPECT_EQ(tracker.pending(kP0), 1u);
   EXPECT_EQ(tracker.window(kP0), 10u) << "offset 0 is stuck: 1..9 are kept behind it";
   EXPECT_EQ(tracker.window_total(), 10u);
-  tracker.complete(kP0, 0);
+  tracker.complete(kP0, 0, tracker.generation(kP0));
   EXPECT_EQ(tracker.window(kP0), 1u) << "only the commit point is left";
   EXPECT_EQ(tracker.window_total(), 1u);
   tracker.forget(kP0);

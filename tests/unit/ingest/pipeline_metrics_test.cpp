@@ -187,5 +187,32 @@ TEST(PipelineMetrics, TopicsNotConfiguredLiterallyAreOther) {
   EXPECT_TRUE(has(text, R"(hbingest_consumed_bytes_total{topic="events"} 1)")) << text;
 }
 
+// Issue 22, defect 10d: the lag shown was librdkafka's consumer_lag from the last statistics report
+// (seconds old, and counted from the last commit): 43,438 with everything consumed.
+TEST(PipelineMetrics, TheLagIsTheLatestKnownEndMinusThePositionConsumedNow) {
+  prometheus::Registry registry;
+  PipelineMetrics metrics(
+      registry, [] { return std::int64_t{0}; }, configured_labels());
+  metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {
+      "0": {"consumer_lag": 43438, "hi_offset": 50000, "ls_offset": 50000},
+      "1": {"consumer_lag": -1, "hi_offset": 700, "ls_offset": 700}}}}})");
+  EXPECT_EQ(metrics.total_lag(), 43438) << "no position consumed yet: librdkafka's figure";
+  metrics.on_consumed_position("events", 0, 50000);  // everything consumed
+  EXPECT_EQ(metrics.total_lag(), 0);
+  std::string text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_consumer_lag{partition="0",topic="events"} 0)")) << text;
+  EXPECT_EQ(text.find(R"(partition="1")"), std::string::npos) << "not assigned here: " << text;
+
+  metrics.on_consumed_position("events", 0, 48000);  // its offsets went back (a new era)
+  EXPECT_EQ(metrics.total_lag(), 2000);
+  metrics.on_consumed_position("events", 0, 50500);  // past the end the last report knew
+  EXPECT_EQ(metrics.total_lag(), 0);
+  metrics.on_kafka_statistics(R"({"topics": {"events": {"partitions": {
+      "0": {"consumer_lag": 900, "hi_offset": 51000, "ls_offset": 51000}}}}})");
+  EXPECT_EQ(metrics.total_lag(), 500);
+  text = exposition(registry);
+  EXPECT_TRUE(has(text, R"(hbingest_consumer_lag{partition="0",topic="events"} 500)")) << text;
+}
+
 }  // namespace
 }  // namespace hbingest::ingest

@@ -74,11 +74,21 @@ struct RecordingObserver final : PipelineObserver {
     if (partition == 0) reported_committed_p0 = offset;
   }
   void on_async_commit_failure() override { ++async_commit_failures; }
+  void on_invalid(std::string_view reason) override {
+    if (reason == "from_dead_letter_topic") ++from_dead_letter_topic;
+  }
+  void on_inflight(std::size_t /*rows*/, std::size_t bytes) override { inflight_bytes = bytes; }
+  void on_consumed_position(std::string_view, std::int32_t partition, std::int64_t next_offset) override {
+    if (partition == 0) position_p0 = next_offset;
+  }
   std::atomic<int> rejected{0};
   std::atomic<std::size_t> retrying{0};
   std::atomic<std::int64_t> oldest_retry_ms{0};
   std::atomic<std::int64_t> reported_committed_p0{-1};
   std::atomic<int> async_commit_failures{0};
+  std::atomic<int> from_dead_letter_topic{0};
+  std::atomic<std::size_t> inflight_bytes{0};
+  std::atomic<std::int64_t> position_p0{-1};
 };
 
 // Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
@@ -898,6 +908,141 @@ TEST(PipelineRebalance, APartitionPausedWhenItIsLostIsConsumedWhenItComesBack) {
   });
   EXPECT_EQ(h.source.remaining(), 0u) << "the partition stayed paused after it was assigned again";
   EXPECT_EQ(h.committed(0), 110);
+}
+
+// Issue 22, defect 10d: the lag is computed from the position the pipeline reached.
+TEST(Pipeline, ReportsThePositionEachPartitionWasReadTo) {
+  auto setup = test_setup();
+  setup.options.poll_batch = 4;
+  Harness h(setup);
+  push_logins(h.source, 0, 0, 10);
+  push_logins(h.source, 1, 0, 3);
+  h.run_until([&] { return h.committed(0) == 10 && h.committed(1) == 3; });
+  EXPECT_EQ(h.observer.position_p0, 10);
+}
+
+// Issue 22, defect 1: the topic is deleted and re-created (or truncated): librdkafka starts again
+// at offset 0 without a rebalance. On 72ad3ec the tracker threw, and the way out committed the old
+// topic's position (10) into the new one, whose events 0..4 were then never stored.
+TEST(PipelineEras, OffsetsGoingBackStartANewEraThatLosesNothingAndCommitsNothingOfTheOld) {
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 10);
+  bool recreated = false;
+  h.run_until([&] {
+    if (!recreated && h.committed(0) == 10) {
+      // Another time: the events preset keys a row by time, partition and offset.
+      for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, login_event(kNowMs - 1000, "new" + std::to_string(o)));
+      recreated = true;
+    }
+    return recreated && h.rows() == 15 && h.committed(0) == 5;
+  });
+  EXPECT_EQ(h.rows(), 15u) << "every event of both eras is stored";
+  EXPECT_EQ(h.committed(0), 5) << "the new era's position, not the old one's";
+  const auto commits = h.source.commits_of(kP0);
+  // The new era's events came once the old era's end (10) was committed: every commit after that one.
+  const auto old_end = std::find(commits.begin(), commits.end(), 10);
+  ASSERT_NE(old_end, commits.end());
+  for (auto it = std::next(old_end); it != commits.end(); ++it) {
+    EXPECT_LE(*it, 5) << "a position of the old era committed";
+  }
+}
+
+// Issue 22, defect 1 (the rebalance path): a batch polled before a loss and a new assignment of its
+// partition holds offsets above the committed one, where the partition is read again from. On
+// 72ad3ec the re-read's first offset threw "tracked after".
+TEST(PipelineEras, ABatchFromBeforeALostAndReassignedPartitionThenItsReReadLoseNothing) {
+  Harness h(test_setup());
+  push_logins(h.source, 0, 0, 5);
+  bool rebalanced = false;
+  bool reread = false;
+  h.run_until([&] {
+    if (!rebalanced && h.committed(0) == 5) {
+      h.source.lose_and_assign_after_next_batch({kP0});
+      push_logins(h.source, 0, 5, 10);
+      rebalanced = true;
+    } else if (rebalanced && !reread && h.source.revocations() == 1) {
+      push_logins(h.source, 0, 5, 10);  // read again from the committed offset
+      reread = true;
+    }
+    return reread && h.committed(0) == 10;
+  });
+  EXPECT_EQ(h.rows(), 10u);
+  EXPECT_EQ(h.committed(0), 10);
+  EXPECT_TRUE(non_decreasing(h.source.commits_of(kP0)));
+}
+
+// The old era's writes still in flight when the offsets go back finish later: they complete
+// nothing of the new era, whose offsets 0..4 are dead letters not yet acknowledged.
+TEST(PipelineEras, WritesOfTheOldEraFinishingLateCompleteNothingOfTheNew) {
+  auto setup = test_setup();
+  setup.options.shutdown_deadline = 200ms;  // the held letters are never acknowledged
+  Harness h(setup);
+  h.table.write_delay = 20ms;  // the old era's rows are still being written when the new era starts
+  h.dead_letters.hold = true;
+  push_logins(h.source, 0, 0, 10);
+  for (int o = 0; o < 5; ++o) h.source.push("events", 0, o, "not json");
+  h.run_until([&] { return h.rows() == 10 && !h.source.commits_of(kP0).empty(); });
+  EXPECT_EQ(h.rows(), 10u);
+  const auto commits = h.source.commits_of(kP0);
+  ASSERT_FALSE(commits.empty());
+  for (const auto c : commits) EXPECT_EQ(c, 0) << "the new era's offset 0 is not dead-lettered yet";
+}
+
+// Issue 22, defect 5: failed dead letters of a partition that left this member are dropped (its
+// next owner re-reads the events, they were never committed), not retried forever outside the
+// in-flight bound, and not dead-lettered a second time when the partition comes back.
+TEST(PipelineRebalance, FailedDeadLettersOfAReleasedPartitionAreDroppedAndNotSentAgain) {
+  Harness h(test_setup());
+  h.dead_letters.set_failing({0, 1, 2});
+  for (int o = 0; o < 3; ++o) h.source.push("events", 0, o, "not json " + std::to_string(o));
+  enum class Phase { failing, lost, back } phase = Phase::failing;
+  std::size_t bytes_while_failing = 0;
+  std::size_t retrying_after_loss = 99;
+  std::size_t bytes_after_loss = 99;
+  std::chrono::steady_clock::time_point lost_at;
+  h.run_until([&] {
+    if (phase == Phase::failing && h.observer.retrying == 3) {
+      bytes_while_failing = h.observer.inflight_bytes;
+      h.source.lose_at_next_poll({kP0});
+      phase = Phase::lost;
+      lost_at = std::chrono::steady_clock::now();
+    } else if (phase == Phase::lost && h.source.revocations() == 1 &&
+               (h.observer.retrying == 0 || std::chrono::steady_clock::now() - lost_at > 300ms)) {
+      retrying_after_loss = h.observer.retrying;
+      bytes_after_loss = h.observer.inflight_bytes;
+      h.dead_letters.set_failing({});  // the DLQ topic works again
+      for (int o = 0; o < 3; ++o) h.source.push("events", 0, o, "not json " + std::to_string(o));
+      h.source.assign_at_next_poll({kP0});
+      phase = Phase::back;
+    }
+    return phase == Phase::back && h.committed(0) == 3 && h.dead_letters.delivered_count() >= 3;
+  });
+  EXPECT_GT(bytes_while_failing, 0u) << "the failing letters are held within the in-flight bound";
+  EXPECT_EQ(retrying_after_loss, 0u) << "the released partition's letters are still retried";
+  EXPECT_EQ(bytes_after_loss, 0u);
+  // Stopped: whatever a stale retry would have sent has had every chance to go out.
+  ASSERT_EQ(h.dead_letters.delivered.size(), 3u) << "letters of the released partition sent again";
+  for (std::int64_t o = 0; o < 3; ++o) {
+    EXPECT_EQ(std::count_if(h.dead_letters.delivered.begin(), h.dead_letters.delivered.end(),
+                            [&](const connectors::DeadLetter& l) { return l.original.offset == o; }),
+              1);
+  }
+  EXPECT_EQ(h.committed(0), 3);
+}
+
+// Issue 22, defect 4: a subscription that also reads the dead-letter topic (a "^regex", say) must
+// not dead-letter a letter again: one bad event would make letters forever.
+TEST(Pipeline, ARecordReadFromTheDeadLetterTopicIsNeverDeadLetteredAgain) {
+  auto setup = test_setup();
+  setup.options.dead_letter_topic = "events-dlq";
+  Harness h(setup);
+  h.source.push("events", 0, 0, "not json");
+  h.source.push("events-dlq", 0, 0, "not json");  // the letter of events/0@0, read back
+  h.run_until([&] { return h.committed(0) == 1 && h.source.committed({"events-dlq", 0}) == 1; });
+  EXPECT_EQ(h.source.committed({"events-dlq", 0}), 1) << "skipped, not stuck";
+  ASSERT_EQ(h.dead_letters.delivered.size(), 1u);
+  EXPECT_EQ(h.dead_letters.delivered[0].original.topic, "events");
+  EXPECT_EQ(h.observer.from_dead_letter_topic, 1);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ namespace hbingest::ingest {
 
 struct RowOrigin {
   connectors::SourceMessage message;  // kept for the dead-letter topic if HBase rejects the row
+  std::uint64_t generation = 0;       // the OffsetTracker generation its offset was tracked in
 };
 
 struct Batch {

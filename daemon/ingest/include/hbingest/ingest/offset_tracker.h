@@ -5,7 +5,14 @@
 // the dead-letter topic, or deliberately skipped. The committable position of a partition is the
 // lowest offset still pending (or one past the highest tracked offset when none is): committing it
 // never skips an event that is not stored yet. Offsets must be tracked in increasing order per
-// partition (Kafka delivers them so).
+// partition (Kafka delivers them so); a partition whose offsets go back (its log was truncated, its
+// topic deleted and re-created, its offset reset, or a batch polled before a rebalance overlaps the
+// re-read) starts a new era: the caller forgets it and tracks it afresh (see try_track()).
+//
+// Every time a partition's tracking starts (first track after its assignment or after forget())
+// it gets a new generation, never reused. Whatever is in flight carries the generation it was
+// tracked in, and a completion from another generation is ignored: offset 7 of the old log is not
+// offset 7 of the new one, so an old write finishing late must not make a new offset committable.
 //
 // Each tracked offset also carries the bytes its event holds while in flight (held_bytes.h), so
 // that flow control bounds memory by what is really held. The window of a partition keeps every
@@ -19,6 +26,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "hbingest/connectors/source.h"
@@ -27,11 +35,24 @@ namespace hbingest::ingest {
 
 class OffsetTracker {
  public:
+  // Identifies one era of a partition's tracking; 0 is never one (kNoGeneration: not tracked).
+  using Generation = std::uint64_t;
+  static constexpr Generation kNoGeneration = 0;
+
   // The calls made per event take a TopicPartitionRef: no topic string is copied to look one up.
-  void track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
+  // Returns the generation `offset` is tracked in. Throws OffsetTrackerError for an offset not above
+  // the last one tracked on `tp` (that is a new era: see try_track()).
+  Generation track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
+  // The same without the throw: nullopt (and nothing tracked) for an offset not above the last one.
+  std::optional<Generation> try_track(connectors::TopicPartitionRef tp, std::int64_t offset, std::size_t bytes);
+  // The highest offset tracked on `tp` in its current generation, if any.
+  std::optional<std::int64_t> last_tracked(connectors::TopicPartitionRef tp) const;
+  // The current generation of `tp`, or kNoGeneration when it is not tracked.
+  Generation generation(connectors::TopicPartitionRef tp) const;
   // Re-states the bytes held by the offset tracked last on `tp` (the event grew into a row).
   void set_bytes_of_last(connectors::TopicPartitionRef tp, std::size_t bytes);
-  void complete(connectors::TopicPartitionRef tp, std::int64_t offset);
+  // Ignored unless `generation` is the current one of `tp` (the partition was forgotten since).
+  void complete(connectors::TopicPartitionRef tp, std::int64_t offset, Generation generation);
 
   // Next offset to commit for `tp` (Kafka semantics: first offset not yet done), if any offset
   // was tracked since the partition was assigned.
@@ -42,7 +63,8 @@ class OffsetTracker {
                                                        std::chrono::steady_clock::duration resend_after) const;
   // Handed to an asynchronous commit at `now`; its answer is still to come.
   void mark_sent(const std::vector<connectors::PartitionOffset>& offsets, std::chrono::steady_clock::time_point now);
-  // Acknowledged by the group coordinator.
+  // Acknowledged by the group coordinator. A position above every offset tracked in the current
+  // generation is an answer to a commit of an earlier one, and ignored.
   void mark_committed(const std::vector<connectors::PartitionOffset>& offsets);
   // The commit failed: the positions are sent again at the next chance.
   void mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets);
@@ -56,7 +78,8 @@ class OffsetTracker {
   // Offsets kept for `tp` (pending ones and the completed ones behind the lowest pending).
   std::size_t window(const connectors::TopicPartition& tp) const;
   std::size_t window_total() const { return window_total_; }
-  // Forgets a partition (revoked): its pending offsets will be redelivered to the next owner.
+  // Forgets a partition (revoked, assigned afresh, or a new era): its pending offsets will be
+  // redelivered (to the next owner, or to this one), and completions of them are ignored from now on.
   void forget(const connectors::TopicPartition& tp);
   std::vector<connectors::TopicPartition> partitions() const;
 
@@ -67,6 +90,7 @@ class OffsetTracker {
     bool done;
   };
   struct PartitionState {
+    Generation generation = kNoGeneration;
     std::deque<Entry> window;           // tracked offsets not yet below the commit point, ascending
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
     std::int64_t committed = -1;        // highest acknowledged position
@@ -81,6 +105,14 @@ class OffsetTracker {
   std::size_t pending_total_ = 0;
   std::size_t pending_bytes_ = 0;
   std::size_t window_total_ = 0;
+  Generation last_generation_ = kNoGeneration;
+};
+
+// The tracker was asked for something that contradicts what it tracks. The positions it holds may
+// then be wrong: nothing may be committed from it any more (Pipeline::run).
+class OffsetTrackerError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
 };
 
 }  // namespace hbingest::ingest

@@ -73,6 +73,8 @@ struct PipelineOptions {
   std::chrono::milliseconds sync_commit_timeout{30000};
   std::chrono::milliseconds close_timeout{10000};
   std::chrono::milliseconds family_ttl{600000};  // the table's TTL: events older are not written
+  // dlq.topic: a record read from it is never dead-lettered again (skipped and counted instead).
+  std::string dead_letter_topic;
   config::OnInvalid on_invalid = config::OnInvalid::dlq;
   config::UnknownType unknown_type = config::UnknownType::dlq;
   // A dead letter that failed is sent again after initial_backoff, doubling up to max_backoff.
@@ -123,18 +125,30 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // Forgets partitions this member no longer owns (revoked or lost).
   void release(const std::vector<connectors::TopicPartition>& partitions);
   void consume(const std::atomic<bool>& stop);
+  // Tells the observer how far each partition of a polled batch was read (the consumer lag).
+  void report_positions(const std::vector<connectors::SourceMessage>& messages);
   void drain();
   // The way out of run() after an exception. Never throws: the caller rethrows the original.
-  void leave_after_failure() noexcept;
+  // `commit_stored` is false after an OffsetTrackerError: positions from a tracker that contradicts
+  // itself may belong to another era of the partition, and committing one could skip events.
+  void leave_after_failure(bool commit_stored) noexcept;
+  // The offsets of `tp` went back below `last` (its last tracked one): its log was truncated or
+  // re-created, its offset reset, or a batch polled before a rebalance overlaps the re-read. Its
+  // tracking starts afresh, as on assignment; nothing of the earlier era is committed or completes.
+  void start_new_era(const connectors::SourceMessage& message, std::int64_t last);
+  // Drops the failed dead letters of `partitions` waiting for their next send (see release()).
+  void drop_dead_letter_retries(const std::vector<connectors::TopicPartition>& partitions);
   void handle(connectors::SourceMessage&& message);
   // Dead-letters, skips or stops on an event that cannot be stored, as dlq.on_invalid says.
   // `skippable` is false for rows HBase refused: `skip` covers undecodable events and keys only.
-  void reject(connectors::SourceMessage&& message, const std::string& stage, const std::string& reason,
-              const std::string& detail, bool skippable = true);
+  // `generation` is the one its offset was tracked in.
+  void reject(connectors::SourceMessage&& message, OffsetTracker::Generation generation, const std::string& stage,
+              const std::string& reason, const std::string& detail, bool skippable = true);
   // A dead letter from its first send until it is delivered: the letter itself (shared with the
   // sink while a send is in flight, never copied) and its retry state.
   struct DeadLetterAttempt {
     std::shared_ptr<connectors::DeadLetter> letter;
+    OffsetTracker::Generation generation = OffsetTracker::kNoGeneration;  // of its original's offset
     int failures = 0;
     std::chrono::steady_clock::time_point failing_since{};  // the first failure
   };
@@ -142,7 +156,7 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   void on_dead_letter_done(DeadLetterAttempt attempt, connectors::DeadLetterOutcome outcome, const std::string& error);
   // Sends the failed letters whose backoff has passed and reports the retry gauges. Never waits.
   void resend_due_dead_letters();
-  void complete(connectors::TopicPartitionRef tp, std::int64_t offset);
+  void complete(connectors::TopicPartitionRef tp, std::int64_t offset, OffsetTracker::Generation generation);
   void submit(std::vector<Batch> batches);
   void drain_completions();
   // Commits the committable positions of the owned partitions (of `only` among them, if given).
@@ -182,6 +196,7 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   std::chrono::steady_clock::time_point next_commit_;
   ShutdownBudget shutdown_{options_.shutdown_deadline};
   support::RateLimitedLog rejections_log_{std::chrono::seconds(10)};
+  support::RateLimitedLog era_log_{std::chrono::seconds(10)};
   PipelineStats stats_;
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // The pipeline's Prometheus metrics: a PipelineObserver that registers its families in a
-// prometheus::Registry and records into them, plus consumer lag from librdkafka's statistics JSON
-// and the consumer's failed asynchronous commits.
+// prometheus::Registry and records into them, plus the consumer lag (the partition's end from
+// librdkafka's statistics JSON against the position the pipeline reached) and the consumer's failed
+// asynchronous commits.
 //
 // Ownership: the registry owns the families; it must outlive this object (which keeps references
 // to them) and nothing else may Remove() them.
@@ -48,6 +49,7 @@ class PipelineMetrics final : public PipelineObserver {
   // an event that could not be decoded).
   void on_consumed(std::string_view topic, std::string_view event_type, std::size_t bytes) override;
   void on_invalid(std::string_view reason) override;
+  void on_consumed_position(std::string_view topic, std::int32_t partition, std::int64_t next_offset) override;
   void on_dead_letter(connectors::DeadLetterOutcome outcome) override;
   void on_dead_letters_retrying(std::size_t letters, std::chrono::milliseconds oldest) override;
   void on_expired() override;
@@ -66,7 +68,8 @@ class PipelineMetrics final : public PipelineObserver {
   // From the table watch's thread.
   void on_table_available(const std::string& table, bool available) override;
 
-  // Parses librdkafka's statistics JSON (statistics.interval.ms) into lag gauges. Pipeline thread.
+  // Takes each partition's end (last stable offset, else high watermark) from librdkafka's
+  // statistics JSON (statistics.interval.ms). Pipeline thread.
   void on_kafka_statistics(const std::string& json);
 
   // One Kafka TLS or SASL failure after startup (KafkaSourceOptions / KafkaProducerOptions
@@ -75,7 +78,10 @@ class PipelineMetrics final : public PipelineObserver {
 
   // Totals for the progress line and systemd STATUS.
   double rows_written() const { return rows_written_total_.Value(); }
-  // Sum of consumer lag over assigned partitions, from the last statistics report (-1: none yet).
+  // Sum of consumer lag over assigned partitions (-1: no statistics report yet). A partition's lag
+  // is its latest known end minus the position the pipeline reached (never below 0: the end is as
+  // old as the last report, the position current); librdkafka's own consumer_lag, measured from the
+  // last commit when the report was made, only until the pipeline reports a position.
   std::int64_t total_lag() const { return total_lag_.load(); }
 
  private:
@@ -123,7 +129,16 @@ class PipelineMetrics final : public PipelineObserver {
       consumed_cache_;
   std::map<int, prometheus::Counter*> bucket_cache_;
   std::map<PartitionKey, prometheus::Gauge*> committed_offset_cache_;
-  std::map<PartitionKey, prometheus::Gauge*> consumer_lag_cache_;
+  struct PartitionLag {
+    std::int64_t end = -1;           // from the last statistics report
+    std::int64_t reported_lag = -1;  // librdkafka's consumer_lag in that report
+    std::int64_t position = -1;      // from the pipeline
+    prometheus::Gauge* gauge = nullptr;
+  };
+  static std::int64_t lag_of(const PartitionLag& p);
+  // Sets the partition's gauge (creating it once a lag is known) and the total.
+  void update_lag(const PartitionKey& key, PartitionLag& p);
+  std::map<PartitionKey, PartitionLag> lags_;
   std::atomic<std::int64_t> total_lag_{-1};
 };
 

@@ -19,6 +19,10 @@ class PipelineObserver {
   virtual ~PipelineObserver() = default;
   virtual void on_consumed(std::string_view /*topic*/, std::string_view /*event_type*/, std::size_t /*bytes*/) {}
   virtual void on_invalid(std::string_view /*reason*/) {}
+  // The next offset this consumer will read from a partition (one past the last one polled): once
+  // per partition and poll, for the consumer lag. It goes back when the partition's log does.
+  virtual void on_consumed_position(std::string_view /*topic*/, std::int32_t /*partition*/,
+                                    std::int64_t /*next_offset*/) {}
   // One send of a dead letter ended (a letter that fails is sent again: one call per send).
   virtual void on_dead_letter(connectors::DeadLetterOutcome /*outcome*/) {}
   // Letters that failed at least once and are not delivered yet, and how long the oldest of them
