@@ -50,8 +50,10 @@ class RecordingHandler final : public thrift2::gen::THBaseServiceNull {
 class GatewayFramedFactory final : public transport::TTransportFactory {
  public:
   std::shared_ptr<transport::TTransport> getTransport(std::shared_ptr<transport::TTransport> socket) override {
-    auto config = std::make_shared<TConfiguration>(TConfiguration::DEFAULT_MAX_MESSAGE_SIZE,
-                                                   static_cast<int>(kGatewayFrameBytes));
+    // Read into a local first: make_shared takes its arguments by reference, and libthrift declares
+    // the constant in its header without defining it, so a Debug build fails to link otherwise.
+    const int max_message = TConfiguration::DEFAULT_MAX_MESSAGE_SIZE;
+    auto config = std::make_shared<TConfiguration>(max_message, static_cast<int>(kGatewayFrameBytes));
     return std::make_shared<transport::TFramedTransport>(socket, config);
   }
 };
