@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -66,6 +67,9 @@ std::string_view file_kind(mode_t mode) {
   return "a special file";
 }
 
+// Far above any config (routes with inline key specs included), far below a memory problem.
+constexpr std::size_t kMaxConfigFileBytes = 4 * 1024 * 1024;
+
 class FileDescriptor {
  public:
   explicit FileDescriptor(int fd) : fd_(fd) {}
@@ -80,9 +84,10 @@ class FileDescriptor {
   int fd_;
 };
 
-// Reads the config file into `text`; an error message otherwise. Only a regular file (or a symlink
-// to one, as a Kubernetes ConfigMap mount is) is read: a FIFO nobody writes to, /dev/stdin or
-// /dev/zero would block the loader or never end - at a SIGHUP reload too. O_NONBLOCK makes the
+// Reads the config file into `text`; an error message otherwise. Only a regular file of at most
+// kMaxConfigFileBytes (or a symlink to one, as a Kubernetes ConfigMap mount is) is read: a FIFO
+// nobody writes to, /dev/stdin or /dev/zero would block the loader or never end - at a SIGHUP
+// reload too. O_NONBLOCK makes the
 // open of a FIFO return at once so fstat can tell; it changes nothing for a regular file.
 std::optional<std::string> read_config_file(const std::filesystem::path& path, std::string& text) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
@@ -93,6 +98,14 @@ std::optional<std::string> read_config_file(const std::filesystem::path& path, s
     return "the config must be a regular file, this is " + std::string(file_kind(status.st_mode)) +
            "; nothing was read";
   }
+  // Regular is not small: a path pointing at a log, a sparse file or /proc/kcore would be read
+  // whole, at every SIGHUP too, until memory runs out. The reads stop past the limit as well, for a
+  // file that grows while it is read or whose size says nothing (/proc).
+  const auto too_large = [] {
+    return "the config file is larger than " + std::to_string(kMaxConfigFileBytes / (1024 * 1024)) +
+           " MiB (is the path right?); nothing was loaded";
+  };
+  if (static_cast<std::uintmax_t>(status.st_size) > kMaxConfigFileBytes) return too_large();
   text.clear();
   char buffer[64 * 1024];
   for (;;) {
@@ -103,6 +116,7 @@ std::optional<std::string> read_config_file(const std::filesystem::path& path, s
       return std::string("cannot read the config file: ") + std::strerror(errno);
     }
     text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigFileBytes) return too_large();
   }
 }
 

@@ -208,6 +208,22 @@ TEST(Loader, OnlyARegularFileIsReadAsTheConfig) {
   EXPECT_THAT(try_load_config(dir.path() / "link.yaml").problems, IsEmpty());
 }
 
+// A regular file is not small for being regular: a config path pointing at a large file (a log, a
+// sparse or growing file, /proc/kcore) was read whole, at every SIGHUP too; a 3 GiB sparse file took
+// serve past 2.5 GiB before it was stopped. A config larger than any config is refused unread.
+TEST(Loader, AConfigFileLargerThanAnyConfigIsRefusedUnread) {
+  TempDir dir;
+  const auto big = dir.path() / "big.yaml";
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << kMinimal;
+  }
+  // Sparse: its size, not its bytes, is what the loader must refuse.
+  std::filesystem::resize_file(big, 64 * 1024 * 1024);
+  EXPECT_THAT(try_load_config(big).problems,
+              ElementsAre(AllOf(HasSubstr(big.string() + ": the config file is larger than"), HasSubstr("MiB"))));
+}
+
 TEST(Loader, DuplicateKeysRejected) {
   const std::string yaml = std::string(kMinimal) + "logging:\n  level: info\n  level: debug\n";
   EXPECT_THAT(problems_of(yaml), ElementsAre(problem_at(12, "logging.level: duplicate key")));
