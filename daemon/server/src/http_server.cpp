@@ -44,6 +44,13 @@ constexpr std::size_t kMaxRejectsPending = 64;
 constexpr std::size_t kMaxLingering = 128;
 constexpr auto kRejectLinger = std::chrono::milliseconds(250);
 constexpr auto kRejectPoll = std::chrono::milliseconds(20);
+// A connection over its client's cap waits this long (on no worker and no queue slot) for the client
+// to give a slot back before it gets its 503: a slot is given back only once the worker has closed
+// its connection, and a client that had the whole answer before that and reconnected at once is
+// not over its cap. Short: it only covers the worker's way from the answer to the close.
+constexpr auto kCapGrace = std::chrono::milliseconds(200);
+// Connections waiting so, all clients: the rest over their cap get their 503 at once.
+constexpr std::size_t kMaxWaitingForCap = 256;
 // Accept backlog: cpp-httplib 0.11.4 listens with 5, too few for a burst of connections that the
 // acceptor would answer (or refuse) within microseconds.
 constexpr int kListenBacklog = 128;
@@ -213,7 +220,9 @@ struct HttpServer::Impl {
     const std::string* response;
   };
   std::deque<Accepted> queued;  // waiting for a worker
-  std::deque<Reject> rejects;   // refused, waiting for their 503
+  // Over their client's cap, waiting up to kCapGrace for one of its slots (accepted_at + kCapGrace).
+  std::deque<Accepted> waiting_for_cap;
+  std::deque<Reject> rejects;  // refused, waiting for their 503
   // Connections each client address holds, queued or being served; an address holding none is
   // erased, so the map is bounded by the connections held.
   std::unordered_map<std::string, int> held;
@@ -232,27 +241,64 @@ struct HttpServer::Impl {
       // Per client first: a client at its cap is refused even while slots are free, so that the
       // slots it would take stay free for the others.
       capped = !stopping && held_by(client) >= options.max_connections_per_client;
-      if (!stopping && !capped &&
-          queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers()) {
+      if (!stopping && !capped && has_queue_room()) {
         ++held[client];
         queued.push_back({fd, Clock::now(), std::move(client)});
         work.notify_all();
         return;
       }
-      if (!options.tls && rejects.size() < kMaxRejectsPending) {
-        rejects.push_back({fd, capped ? &client_cap_response() : &busy_response()});
-        work.notify_all();
-        fd = -1;
+      if (capped && waiting_for_cap.size() < kMaxWaitingForCap) {
+        waiting_for_cap.push_back({fd, Clock::now(), std::move(client)});
+        work.notify_all();  // the reject loop times the wait out
+        return;
       }
+      fd = refuse(fd, capped);
     }
-    if (capped) {
-      cap_log.log(spdlog::level::warn, "http-client-cap",
-                  "http: " + client_text(client) + " holds " + std::to_string(options.max_connections_per_client) +
-                      " connections (http.max_connections_per_client): its next ones get 503");
-    }
-    // Closed without an answer under TLS (a plain-text 503 means nothing before a handshake) or when
-    // too many refusals wait for theirs already.
+    if (capped) log_cap(client);
     if (fd >= 0) ::close(fd);
+  }
+
+  // Called with the mutex held.
+  bool has_queue_room() const {
+    return queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers();
+  }
+  // Hands `fd` to the reject loop for its 503 and returns -1, or returns `fd` for the caller to
+  // close without an answer: under TLS (a plain-text 503 means nothing before a handshake) or when
+  // too many refusals wait for theirs already. Called with the mutex held.
+  int refuse(int fd, bool capped) {
+    if (options.tls || rejects.size() >= kMaxRejectsPending) return fd;
+    rejects.push_back({fd, capped ? &client_cap_response() : &busy_response()});
+    work.notify_all();
+    return -1;
+  }
+  void log_cap(const std::string& client) {
+    cap_log.log(spdlog::level::warn, "http-client-cap",
+                "http: " + client_text(client) + " holds " + std::to_string(options.max_connections_per_client) +
+                    " connections (http.max_connections_per_client): its next ones get 503");
+  }
+  // A slot of `client` was given back: its connection waiting longest for one takes it. Called with
+  // the mutex held.
+  void admit_waiting(const std::string& client) {
+    if (stopping || held_by(client) >= options.max_connections_per_client || !has_queue_room()) return;
+    const auto it = std::find_if(waiting_for_cap.begin(), waiting_for_cap.end(),
+                                 [&](const Accepted& a) { return a.client == client; });
+    if (it == waiting_for_cap.end()) return;
+    ++held[client];
+    queued.push_back(std::move(*it));
+    waiting_for_cap.erase(it);
+    work.notify_all();
+  }
+  // Refuses the connections that waited kCapGrace for a slot of their client; returns the clients
+  // to log and fills `to_close` with what gets no answer. Called with the mutex held.
+  std::vector<std::string> refuse_waited_out(Clock::time_point now, std::vector<int>& to_close) {
+    std::vector<std::string> capped;
+    while (!waiting_for_cap.empty() && (stopping || now >= waiting_for_cap.front().at + kCapGrace)) {
+      Accepted waited = std::move(waiting_for_cap.front());
+      waiting_for_cap.pop_front();
+      if (const int fd = refuse(waited.fd, true); fd >= 0) to_close.push_back(fd);
+      capped.push_back(std::move(waited.client));
+    }
+    return capped;
   }
 
   // Called with the mutex held.
@@ -287,6 +333,7 @@ struct HttpServer::Impl {
       const std::lock_guard lock(mutex);
       --busy;
       release(accepted.client);
+      admit_waiting(accepted.client);
     }
   }
 
@@ -304,18 +351,26 @@ struct HttpServer::Impl {
     std::array<char, 4096> scratch{};
     for (;;) {
       std::vector<Reject> fresh;
+      std::vector<int> to_close;
+      std::vector<std::string> capped;
       {
         std::unique_lock lock(mutex);
         const auto ready = [&] { return stopping || !rejects.empty(); };
-        if (lingering.empty()) {
-          work.wait(lock, ready);
+        if (lingering.empty() && waiting_for_cap.empty()) {
+          work.wait(lock, [&] { return ready() || !waiting_for_cap.empty(); });
         } else {
           work.wait_for(lock, kRejectPoll, ready);
         }
-        if (stopping && rejects.empty() && lingering.empty()) return;
+        capped = refuse_waited_out(Clock::now(), to_close);
+        if (stopping && rejects.empty() && lingering.empty()) {
+          for (const int fd : to_close) ::close(fd);
+          return;
+        }
         fresh.assign(rejects.begin(), rejects.end());
         rejects.clear();
       }
+      for (const auto& client : capped) log_cap(client);
+      for (const int fd : to_close) ::close(fd);
       for (const auto& [fd, response] : fresh) {
         // A fresh socket's send buffer takes the whole answer: this never blocks.
         ::send(fd, response->data(), response->size(), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -65,8 +65,7 @@ TEST(Wiring, TheQueryPortTakesThePerClientCapAndTheHealthPortKeepsAWorkerForOthe
             0)
       << "0: server::default_connections_per_client(workers)";
   EXPECT_EQ(server::default_connections_per_client(16), 8);
-  EXPECT_EQ(server::default_connections_per_client(1), 2);
-  EXPECT_EQ(server::default_connections_per_client(5), 2);
+  EXPECT_EQ(server::default_connections_per_client(1), 1);
 }
 
 TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {

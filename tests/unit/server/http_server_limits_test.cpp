@@ -296,6 +296,27 @@ TEST(HttpServerLimits, OneClientAddressFloodingLeavesTheOthersServed) {
   EXPECT_EQ(held, default_connections_per_client(options.workers));
 }
 
+// A slot is given back once the worker has closed the connection, after the client had its whole
+// answer: a client reconnecting at once is not over its cap and must not get the cap's 503 (it
+// did for ~5 % of such requests when the count still held the connection just answered).
+TEST(HttpServerLimits, AClientReconnectingAtOnceAfterEachAnswerIsNeverOverItsCap) {
+  HttpServerOptions options;
+  options.workers = 4;
+  options.max_connections_per_client = 1;
+  HttpServer server(small(options));
+  server.get("/v1/events", ok);
+  server.start();
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    RawClient client(server.port());
+    client.send("GET /v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string answer = client.receive(5s, nullptr, "\r\n\r\n");
+    ASSERT_FALSE(answer.empty()) << "request " << i;
+    refused += answer.starts_with("HTTP/1.1 200") ? 0 : 1;
+  }
+  EXPECT_EQ(refused, 0);
+}
+
 TEST(HttpServerLimits, AStreamedBodyIsSentChunkedAndStopsWhenTheClientGoes) {
   HttpServer server(small());
   std::promise<int> pieces;

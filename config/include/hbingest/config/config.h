@@ -126,7 +126,7 @@ struct HttpConfig {
   // Connection limits (see HttpServerOptions).
   int workers = 16;
   int max_queued_connections = 64;
-  int max_connections_per_client = 0;  // 0: half of `workers`, at least 2 (server::default_connections_per_client)
+  int max_connections_per_client = 0;  // 0: half of `workers` (server::default_connections_per_client)
   std::size_t max_header_bytes = 16 * 1024;
   Millis header_timeout{5000};
   Millis keep_alive_timeout{5000};

@@ -75,10 +75,8 @@ struct HttpServerOptions {
   std::shared_ptr<TlsCredentials> tls{};               // set: HTTPS only
 };
 
-// max_connections_per_client when 0: half the workers, at least two. A slot is given back only after
-// its connection closed, and the client may reconnect before that: with a cap of one, a client
-// making one request at a time without keep-alive would be refused now and then.
-constexpr int default_connections_per_client(int workers) { return workers / 2 > 2 ? workers / 2 : 2; }
+// max_connections_per_client when 0: half the workers, at least one.
+constexpr int default_connections_per_client(int workers) { return workers > 1 ? workers / 2 : 1; }
 
 class HttpServer {
  public:
