@@ -186,17 +186,26 @@ QueryOutcome classify(std::exception_ptr error) {
 
 }  // namespace
 
-std::optional<std::size_t> QueryEngine::RowSizes::largest(const std::string& table) const {
+std::string QueryEngine::RowSizes::kind_of(const Query& query) {
+  // The unit separator cannot be in a table name; any event id is a kind of its own.
+  return query.table + '\x1f' + query.event_id.value_or("");
+}
+
+std::optional<std::size_t> QueryEngine::RowSizes::largest(const Query& query) const {
   const std::lock_guard lock(mutex_);
-  const auto it = largest_.find(table);
+  const auto it = largest_.find(kind_of(query));
   if (it == largest_.end()) return std::nullopt;
   return it->second;
 }
 
-void QueryEngine::RowSizes::note(const std::string& table, std::size_t bytes) {
+void QueryEngine::RowSizes::note(const Query& query, std::size_t bytes) {
   const std::lock_guard lock(mutex_);
-  auto& largest = largest_[table];
-  largest = std::max(largest, bytes);
+  auto kind = kind_of(query);
+  if (const auto it = largest_.find(kind); it != largest_.end()) {
+    it->second = std::max(it->second, bytes);
+  } else if (largest_.size() < kMaxKinds) {
+    largest_.emplace(std::move(kind), bytes);
+  }
 }
 
 QueryEngine::QueryEngine(connectors::ScannerFactory& factory, EngineOptions options, QueryObserver* observer)
@@ -306,7 +315,7 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     requests.reserve(ranges.size());
     const auto chunk = chunk_rows_for(query, ranges.size(), options_.chunk_rows);
     const std::size_t chunk_bytes = chunk_bytes_for(options, ranges.size(), options_.prefetch_chunks);
-    const int first_rows = first_chunk_rows(chunk.first, chunk_bytes, row_sizes_.largest(query.table));
+    const int first_rows = first_chunk_rows(chunk.first, chunk_bytes, row_sizes_.largest(query));
     for (const auto& range : ranges) {
       requests.push_back(connectors::ScanRequest{.table = query.table,
                                                  .start_row = range.start,
@@ -333,7 +342,7 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
                                                        deadline);
     }
     Merger merger(query, ranges, *source, on_row,
-                  [this, &query](std::size_t largest) { row_sizes_.note(query.table, largest); });
+                  [this, &query](std::size_t largest) { row_sizes_.note(query, largest); });
     if (query.merge == MergeBy::time) {
       merger.merge_by_time();
     } else {

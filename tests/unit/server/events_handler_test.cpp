@@ -172,6 +172,29 @@ TEST_F(EventsHandlerTest, WideRowsAreFetchedInChunksBoundedByTheResponseBudget) 
   EXPECT_EQ(factory_.open_now(), 0);
 }
 
+// The size of the rows seen is kept per event type: narrow logins read first must not size the
+// first chunk of a query for wide orders in the same table (one call then brought every wide row of
+// its bucket: 48 MB per call in the review, and the gateway ran out of heap building it).
+TEST_F(EventsHandlerTest, NarrowRowsOfOneEventDoNotSizeTheChunksOfAnotherOnesWideRows) {
+  const std::string wide(64 * 1024, 'w');
+  std::string key;
+  for (std::int64_t i = 0; i < 160; ++i) {
+    const keyspec::MapEventFields fields({{"event_id", std::string("order")}, {"ts", EventTable::kStartMs + i}});
+    const keyspec::KafkaMeta meta{.topic = "events", .partition = 9, .offset = i, .timestamp_ms = EventTable::kStartMs};
+    ASSERT_FALSE(table_.spec()->encode(fields, meta, key));
+    factory_.put(table_.table(), key, {{.family = "d", .qualifier = "note", .value = wide, .timestamp_ms = 0}});
+  }
+  constexpr std::size_t kBudget = 1024 * 1024;
+  start({.max_response_bytes = kBudget});
+  const auto narrow = get("/v1/events?event_id=login&limit=10000");
+  ASSERT_TRUE(narrow);
+  ASSERT_EQ(narrow->status, 200);
+  const auto res = get("/v1/events?event_id=order");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body.substr(0, 200);
+  EXPECT_LE(factory_.largest_chunk_bytes(), kBudget / 8) << "one call of one of 8 buckets";
+}
+
 TEST_F(EventsHandlerTest, NdjsonAtTheByteCapEndsWithAMarkerLine) {
   start({.max_response_bytes = 16 * 1024, .stream_after_bytes = 2 * 1024});
   const auto res = get("/v1/events?event_id=login&limit=10000", {{"Accept", "application/x-ndjson"}});

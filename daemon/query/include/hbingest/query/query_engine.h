@@ -52,14 +52,19 @@ class QueryEngine {
  private:
   QueryStats execute(const Query& query, const QueryOptions& options, const RowCallback& on_row);
 
-  // The largest row (connectors::held_bytes) read from each table so far: sizes the first chunk of
-  // a query with a byte budget, before its own scans have seen a row. Thread-safe.
+  // The largest row (connectors::held_bytes) read so far per table and event type: sizes the first
+  // chunk of a query with a byte budget, before its own scans have seen a row. Per event type, since
+  // the events of one table may differ in size by orders of magnitude (narrow logins, wide orders),
+  // and a size learned from one must not size the calls for another. A kind not noted (never seen,
+  // or beyond kMaxKinds: event ids come from requests) starts with one-row chunks. Thread-safe.
   class RowSizes {
    public:
-    std::optional<std::size_t> largest(const std::string& table) const;
-    void note(const std::string& table, std::size_t bytes);
+    std::optional<std::size_t> largest(const Query& query) const;
+    void note(const Query& query, std::size_t bytes);
 
    private:
+    static constexpr std::size_t kMaxKinds = 1024;
+    static std::string kind_of(const Query& query);
     mutable std::mutex mutex_;
     std::map<std::string, std::size_t, std::less<>> largest_;
   };
