@@ -108,13 +108,16 @@ void OffsetTracker::mark_sent(const std::vector<connectors::PartitionOffset>& of
     if (it == partitions_.end()) continue;
     it->second.sent = po.offset;
     it->second.sent_at = now;
+    it->second.highest_sent = std::max(it->second.highest_sent, po.offset);
   }
 }
 
 void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset>& offsets) {
   for (const auto& po : offsets) {
     const auto it = partitions_.find(po.tp);
-    if (it == partitions_.end() || po.offset > it->second.next_after_last) continue;
+    // The state of a partition is made afresh with each generation: a position above every one sent
+    // since was sent in an earlier one (its offsets name other events now, or the same ones re-read).
+    if (it == partitions_.end() || po.offset > it->second.highest_sent) continue;
     it->second.committed = std::max(it->second.committed, po.offset);
   }
 }

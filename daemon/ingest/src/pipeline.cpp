@@ -493,6 +493,7 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
   if (offsets.empty()) return;
   try {
     if (synchronous) {
+      tracker_.mark_sent(offsets, Clock::now());  // its answer counts for this generation only
       source_.commit_sync(offsets, shutdown_.left_for(ShutdownStep::commit, options_.sync_commit_timeout));
       on_commit_acknowledged(offsets);
     } else {
@@ -504,6 +505,8 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
     ++stats_.commits;
   } catch (const std::exception& e) {
     // Stored but not committed: a restart re-reads and rewrites identical cells. Not data loss.
+    // Not awaited either: the positions are sent again at the next chance.
+    tracker_.mark_commit_failed(offsets);
     observer_.on_commit_failure();
     spdlog::error(
         "offset commit failed (rows are written but not committed; they will be rewritten after a "

@@ -64,6 +64,7 @@ TEST(OffsetTracker, UncommittedReportsOnlyPositionsNotAcknowledged) {
   auto first = tracker.uncommitted(kT0, kResend);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].offset, 1);
+  tracker.mark_sent(first, kT0);
   tracker.mark_committed(first);
   EXPECT_EQ(tracker.committed(kP0), 1);
   EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
@@ -173,6 +174,27 @@ TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnored) {
   const auto position = tracker.uncommitted(kT0, kResend);
   ASSERT_EQ(position.size(), 1u);
   EXPECT_EQ(position[0].offset, 10);
+}
+
+// The same when the new era has already read past the old position (the re-created topic holds more
+// events than the old one had, or the answer is served by a poll after the new era's first batch):
+// the old answer (100) is not above what the new era tracked, yet it is no answer to anything the
+// new era sent. Taken, it suppressed the new era's commits of 50 until 100 was committable, and a
+// crash meanwhile left the coordinator at 100: events 50..99 of the new era lost.
+TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnoredOnceTheNewEraReadPastIt) {
+  OffsetTracker tracker;
+  for (int o = 0; o < 100; ++o) store(tracker, o);
+  const auto old_position = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(old_position.size(), 1u);
+  tracker.mark_sent(old_position, kT0);
+  tracker.forget(kP0);
+  for (int o = 0; o < 50; ++o) store(tracker, o);
+  for (int o = 50; o < 150; ++o) tracker.track(kP0, o, 0);  // not stored yet
+  tracker.mark_committed(old_position);
+  EXPECT_FALSE(tracker.committed(kP0));
+  const auto position = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(position.size(), 1u);
+  EXPECT_EQ(position[0].offset, 50);
 }
 
 TEST(OffsetTracker, ForgetDropsPendingAndLateCompletionsAreIgnored) {

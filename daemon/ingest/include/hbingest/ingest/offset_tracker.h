@@ -63,8 +63,9 @@ class OffsetTracker {
                                                        std::chrono::steady_clock::duration resend_after) const;
   // Handed to an asynchronous commit at `now`; its answer is still to come.
   void mark_sent(const std::vector<connectors::PartitionOffset>& offsets, std::chrono::steady_clock::time_point now);
-  // Acknowledged by the group coordinator. A position above every offset tracked in the current
-  // generation is an answer to a commit of an earlier one, and ignored.
+  // Acknowledged by the group coordinator. Only positions sent (mark_sent) in the current generation
+  // count: an answer to a commit of an earlier one is ignored, however far the new one has read.
+  // Synchronous commits are marked sent too.
   void mark_committed(const std::vector<connectors::PartitionOffset>& offsets);
   // The commit failed: the positions are sent again at the next chance.
   void mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets);
@@ -95,6 +96,7 @@ class OffsetTracker {
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
     std::int64_t committed = -1;        // highest acknowledged position
     std::int64_t sent = -1;             // position of the unanswered commit, if any
+    std::int64_t highest_sent = -1;     // highest position sent in this generation (failed or not)
     std::chrono::steady_clock::time_point sent_at{};
     std::size_t pending = 0;
     std::size_t pending_bytes = 0;
