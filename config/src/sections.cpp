@@ -481,7 +481,8 @@ const Options<HttpConfig>& http_options() {
       integer("max_connections_per_client", &H::max_connections_per_client, 0, 65536 + 1024,
               "Connections one client address (an IPv6 /64) may hold, served or queued; more get 503 at once "
               "(Retry-After: 1), so one client cannot take every worker and queue slot. 0: half of workers (at least "
-              "1). A connection over the cap waits up to 200 ms, on no worker, for one of its client's to end. Behind a proxy every client has the proxy's address: raise it to workers + "
+              "1). A connection over the cap waits up to 200 ms, on no worker, for one of its client's to end. Behind "
+              "a proxy every client has the proxy's address: raise it to workers + "
               "max_queued_connections there, and let the proxy limit its clients."),
       size("max_header_bytes", &H::max_header_bytes, 1 * KiB, 1 * MiB,
            "Request line plus headers; a longer head gets 400 (or the connection closed) and is never buffered."),

@@ -49,8 +49,9 @@ constexpr auto kRejectPoll = std::chrono::milliseconds(20);
 // its connection, and a client that had the whole answer before that and reconnected at once is
 // not over its cap. Short: it only covers the worker's way from the answer to the close.
 constexpr auto kCapGrace = std::chrono::milliseconds(200);
-// Connections waiting so, all clients: the rest over their cap get their 503 at once.
-constexpr std::size_t kMaxWaitingForCap = 256;
+// Connections waiting so, all clients (each client at most as many as its cap): the rest over their
+// cap get their 503 at once. Part of the port's socket bound.
+constexpr std::size_t kMaxWaitingForCap = 32;
 // Accept backlog: cpp-httplib 0.11.4 listens with 5, too few for a burst of connections that the
 // acceptor would answer (or refuse) within microseconds.
 constexpr int kListenBacklog = 128;
@@ -247,7 +248,8 @@ struct HttpServer::Impl {
         work.notify_all();
         return;
       }
-      if (capped && waiting_for_cap.size() < kMaxWaitingForCap) {
+      if (capped && waiting_for_cap.size() < kMaxWaitingForCap &&
+          waiting_of(client) < options.max_connections_per_client) {
         waiting_for_cap.push_back({fd, Clock::now(), std::move(client)});
         work.notify_all();  // the reject loop times the wait out
         return;
@@ -258,6 +260,11 @@ struct HttpServer::Impl {
     if (fd >= 0) ::close(fd);
   }
 
+  // Called with the mutex held.
+  int waiting_of(const std::string& client) const {
+    return static_cast<int>(std::count_if(waiting_for_cap.begin(), waiting_for_cap.end(),
+                                          [&](const Accepted& a) { return a.client == client; }));
+  }
   // Called with the mutex held.
   bool has_queue_room() const {
     return queued.size() < static_cast<std::size_t>(options.max_queued_connections) + free_workers();

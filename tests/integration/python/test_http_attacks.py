@@ -333,8 +333,9 @@ def test_a_thousand_idle_connections_are_bounded_and_shed(attacked):
     line = attacked["report"][-1]
     # Beyond the workers and the queue, connections are answered 503 at once, not kept.
     assert busy >= 500, f"only {busy} got 503"
-    # Sockets of the port: the workers', the queue's, and at most 64 + 128 refused ones being answered.
-    assert line["fds_peak"] - fds_before <= WORKERS + QUEUE + 64 + 128 + 8, line
+    # Sockets of the port: the workers', the queue's, at most 64 + 128 refused ones being answered, and
+    # at most 32 over their client's cap waiting a moment for one of its slots (http_server.cpp).
+    assert line["fds_peak"] - fds_before <= WORKERS + QUEUE + 64 + 128 + 32 + 8, line
     print(json.dumps({"idle_connections": 1000, "answered_503": busy}))
     # The port serves again once the idle ones are gone.
     wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).status == 200, 10,

@@ -3,12 +3,11 @@ independent client (happybase), limits close scanners, and failures map to the d
 
 import json
 import random
-import subprocess
 import time
 
 import pytest
 
-from support import (STACK, Daemon, brute_force_answer, brute_force_rows, create_topic, now_ms, produce, query_events,
+from support import (Daemon, brute_force_answer, brute_force_rows, create_topic, now_ms, produce, query_events,
                      run_hbingest, serve, unique, wait_for, write_config, login, order)
 
 EVENTS = 3000
@@ -109,25 +108,6 @@ def test_hbase_unreachable_is_503_fast(tmp_path, ingested):
         elapsed = time.time() - started
         assert status == 503, body
         assert elapsed < 5, f"503 took {elapsed:.1f}s"  # fail fast, not after the read timeout
-    finally:
-        server.stop()
-
-
-def test_queries_answer_at_once_after_a_gateway_restart(ingested, tmp_path):
-    """Issue 22: a gateway restart closes every pooled connection. 72ad3ec answered 503 to the next
-    queries until each pooled connection had failed once; now the first call that fails on a pooled
-    socket drops the endpoint's idle connections and is made again on a new one."""
-    server = serve(tmp_path, ingested["table"])
-    try:
-        window = {"from": ingested["base"] - 1000, "to": now_ms()}
-        for _ in range(3):  # every bucket's scan at once: the pool holds many connections
-            status, body = query_events(server, event_id="login", **window, limit=5000)
-            assert status == 200, body
-        subprocess.run([STACK, "stop", "thrift2"], check=True)
-        subprocess.run([STACK, "start", "thrift2"], check=True)
-        for i in range(8):
-            status, body = query_events(server, event_id="login", **window, limit=5000)
-            assert status == 200, f"query {i} after the gateway restart: {status} {body}"
     finally:
         server.stop()
 

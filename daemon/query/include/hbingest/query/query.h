@@ -64,10 +64,10 @@ struct QueryOptions {
   bool serial = false;
   // Bytes of rows (connectors::held_bytes) the query may hold at once: its chunks being fetched,
   // queued and merged. Each of its n ranges asks for chunks of at most
-  // max_bytes / (n x (prefetch_chunks + 2)), judged by the largest row seen of the table and event type (a range still gets one
-  // row per call); a table whose rows the engine has not seen yet starts with one-row chunks.
-  // /v1/events passes what is left of its response budget (http.max_response_bytes): rows beyond it
-  // could not be sent. 0: bounded by rows only.
+  // max_bytes / (n x (prefetch_chunks + 2)), judged by the largest row seen of the table and event type (a range still
+  // gets one row per call); a table whose rows the engine has not seen yet starts with one-row chunks. /v1/events
+  // passes what is left of its response budget (http.max_response_bytes): rows beyond it could not be sent. 0: bounded
+  // by rows only.
   std::size_t max_bytes = 0;
 };
 
