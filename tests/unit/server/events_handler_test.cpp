@@ -56,6 +56,19 @@ class EventsHandlerTest : public ::testing::Test {
 
   static nlohmann::json body(const httplib::Result& res) { return nlohmann::json::parse(res->body); }
 
+  // 160 orders of 64 KiB each, beside the narrow rows of SetUp.
+  void put_wide_orders() {
+    const std::string wide(64 * 1024, 'w');
+    std::string key;
+    for (std::int64_t i = 0; i < 160; ++i) {
+      const keyspec::MapEventFields fields({{"event_id", std::string("order")}, {"ts", EventTable::kStartMs + i}});
+      const keyspec::KafkaMeta meta{
+          .topic = "events", .partition = 9, .offset = i, .timestamp_ms = EventTable::kStartMs};
+      ASSERT_FALSE(table_.spec()->encode(fields, meta, key));
+      factory_.put(table_.table(), key, {{.family = "d", .qualifier = "note", .value = wide, .timestamp_ms = 0}});
+    }
+  }
+
   void expect_bad(const std::string& target, const std::string& parameter) {
     const auto res = get(target);
     ASSERT_TRUE(res) << target;
@@ -152,14 +165,7 @@ TEST_F(EventsHandlerTest, ABodyAtTheByteCapEndsAsValidJsonWithItsMarker) {
 // share of the response budget (or one row); 72ad3ec asked each bucket for 2 x limit / n rows,
 // whatever their size (with 600 KB rows one default query held 479 MiB).
 TEST_F(EventsHandlerTest, WideRowsAreFetchedInChunksBoundedByTheResponseBudget) {
-  const std::string wide(64 * 1024, 'w');
-  std::string key;
-  for (std::int64_t i = 0; i < 160; ++i) {
-    const keyspec::MapEventFields fields({{"event_id", std::string("order")}, {"ts", EventTable::kStartMs + i}});
-    const keyspec::KafkaMeta meta{.topic = "events", .partition = 9, .offset = i, .timestamp_ms = EventTable::kStartMs};
-    ASSERT_FALSE(table_.spec()->encode(fields, meta, key));
-    factory_.put(table_.table(), key, {{.family = "d", .qualifier = "note", .value = wide, .timestamp_ms = 0}});
-  }
+  put_wide_orders();
   constexpr std::size_t kBudget = 1024 * 1024;
   start({.max_response_bytes = kBudget});
   for (int query = 0; query < 2; ++query) {  // the first knows nothing of the rows, the second what the first saw
@@ -176,14 +182,7 @@ TEST_F(EventsHandlerTest, WideRowsAreFetchedInChunksBoundedByTheResponseBudget) 
 // first chunk of a query for wide orders in the same table (one call then brought every wide row of
 // its bucket: 48 MB per call in the review, and the gateway ran out of heap building it).
 TEST_F(EventsHandlerTest, NarrowRowsOfOneEventDoNotSizeTheChunksOfAnotherOnesWideRows) {
-  const std::string wide(64 * 1024, 'w');
-  std::string key;
-  for (std::int64_t i = 0; i < 160; ++i) {
-    const keyspec::MapEventFields fields({{"event_id", std::string("order")}, {"ts", EventTable::kStartMs + i}});
-    const keyspec::KafkaMeta meta{.topic = "events", .partition = 9, .offset = i, .timestamp_ms = EventTable::kStartMs};
-    ASSERT_FALSE(table_.spec()->encode(fields, meta, key));
-    factory_.put(table_.table(), key, {{.family = "d", .qualifier = "note", .value = wide, .timestamp_ms = 0}});
-  }
+  put_wide_orders();
   constexpr std::size_t kBudget = 1024 * 1024;
   start({.max_response_bytes = kBudget});
   const auto narrow = get("/v1/events?event_id=login&limit=10000");
