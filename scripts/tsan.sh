@@ -10,5 +10,5 @@ cd "$(dirname "$0")/.."
 compilers=()
 if command -v clang++ >/dev/null; then compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++); fi
 BUILD_DIR=build-tsan BUILD_TYPE=Debug scripts/build.sh -DHBINGEST_SANITIZE=thread -DHBINGEST_BUILD_BENCH=OFF "${compilers[@]}"
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan_suppressions.txt" \
   ctest --test-dir build-tsan -L unit -E "Kafka|DeadLetterProducer" --output-on-failure -j2
