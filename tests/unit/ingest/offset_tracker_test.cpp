@@ -158,16 +158,22 @@ TEST(OffsetTracker, GenerationsAreNeverReused) {
   EXPECT_NE(other, second);
 }
 
+// Stores offsets 0..99 of kP0, sends the commit of 100 and forgets the partition (its offsets went
+// back): returns the commit sent, whose answer is still to come.
+std::vector<connectors::PartitionOffset> send_commit_of_an_era_then_forget_it(OffsetTracker& tracker) {
+  for (int o = 0; o < 100; ++o) store(tracker, o);
+  auto sent = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(sent, kT0);
+  tracker.forget(kP0);
+  return sent;
+}
 // An answer to a commit sent in the old era (position 100) that arrives after the new era began at
 // 0 must not pass for the new era's committed position: the new era's positions below it would
 // never be sent, and the coordinator would keep what came last.
 TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnored) {
   OffsetTracker tracker;
-  for (int o = 0; o < 100; ++o) store(tracker, o);
-  const auto old_position = tracker.uncommitted(kT0, kResend);
+  const auto old_position = send_commit_of_an_era_then_forget_it(tracker);
   ASSERT_EQ(old_position.size(), 1u);
-  tracker.mark_sent(old_position, kT0);
-  tracker.forget(kP0);
   for (int o = 0; o < 10; ++o) store(tracker, o);
   tracker.mark_committed(old_position);
   EXPECT_FALSE(tracker.committed(kP0));
@@ -183,11 +189,8 @@ TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnored) {
 // crash meanwhile left the coordinator at 100: events 50..99 of the new era lost.
 TEST(OffsetTracker, AnAnswerToACommitOfAnEarlierEraIsIgnoredOnceTheNewEraReadPastIt) {
   OffsetTracker tracker;
-  for (int o = 0; o < 100; ++o) store(tracker, o);
-  const auto old_position = tracker.uncommitted(kT0, kResend);
+  const auto old_position = send_commit_of_an_era_then_forget_it(tracker);
   ASSERT_EQ(old_position.size(), 1u);
-  tracker.mark_sent(old_position, kT0);
-  tracker.forget(kP0);
   for (int o = 0; o < 50; ++o) store(tracker, o);
   for (int o = 50; o < 150; ++o) tracker.track(kP0, o, 0);  // not stored yet
   tracker.mark_committed(old_position);
