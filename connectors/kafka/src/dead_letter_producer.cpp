@@ -69,7 +69,7 @@ DeadLetterOutcome outcome_of(int code) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> dead_letter_headers(const DeadLetter& letter) {
-  return {
+  std::vector<std::pair<std::string, std::string>> headers = {
       {"__connect.errors.topic", letter.original.topic},
       {"__connect.errors.partition", std::to_string(letter.original.partition)},
       {"__connect.errors.offset", std::to_string(letter.original.offset)},
@@ -77,6 +77,8 @@ std::vector<std::pair<std::string, std::string>> dead_letter_headers(const DeadL
       {"__connect.errors.exception.message", cut_text(letter.exception_message, kMaxExceptionMessageBytes)},
       {"__hbingest.errors.stage", letter.stage},
   };
+  if (letter.schema_id) headers.emplace_back("__hbingest.errors.schema.id", std::to_string(*letter.schema_id));
+  return headers;
 }
 
 DeadLetterRecord dead_letter_record(const DeadLetter& letter, std::size_t max_bytes) {

@@ -100,6 +100,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
     drain_completions();
     dead_letters_.poll(std::chrono::milliseconds(0));
     resend_due_dead_letters();
+    retry_schema_holds();
     const bool holding = update_flow_control();
 
     auto wait = holding ? kHoldWait : kMaxPollWait;
@@ -125,6 +126,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
     submit(batcher_.expired(Clock::now()));
 
     if (Clock::now() >= next_commit_) {
+      observer_.on_schema_cache(decoder_.schema_cache_stats());
       commit(false);
       next_commit_ = Clock::now() + options_.commit_interval;
     }
@@ -188,6 +190,23 @@ void Pipeline::leave_after_failure(bool commit_stored) noexcept {
 }
 
 void Pipeline::handle(connectors::SourceMessage&& message) {
+  // A partition waiting for a schema keeps its order: what follows the waiting message waits too.
+  if (const auto held = schema_holds_.find(connectors::TopicPartitionRef{message.topic, message.partition});
+      held != schema_holds_.end()) {
+    held->second.messages.push_back(std::move(message));
+    return;
+  }
+  if (!process(message)) hold_for_schema(std::move(message));
+}
+
+bool Pipeline::process(connectors::SourceMessage& message) {
+  // Decoded before it is tracked: a message whose schema the registry cannot give now is not
+  // tracked at all, so the partition's commits stop below it while it waits (hold_for_schema).
+  auto decoded = decoder_.decode({message.topic, message.payload, message.timestamp_ms}, event_);
+  if (decoded && decoded->kind == event_formats::DecodeFailure::Kind::unavailable) {
+    schema_wait_ = std::move(*decoded);
+    return false;
+  }
   // Views message.topic: used only while the message is still here (not after it is moved on).
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
   // One tracker lookup per event; a second only when the offsets went back.
@@ -199,10 +218,11 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   const auto generation = *tracked;
   ++stats_.consumed;
 
-  if (auto invalid = decoder_.decode({message.topic, message.payload, message.timestamp_ms}, event_)) {
+  if (decoded) {
     observer_.on_consumed(message.topic, "", message.payload.size());
-    reject(std::move(message), generation, "decode", invalid->reason, invalid->message);
-    return;
+    auto failure = std::move(*decoded);
+    reject(std::move(message), generation, "decode", failure.reason, failure.message, true, failure.schema_id);
+    return true;
   }
   observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
 
@@ -216,14 +236,14 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
         observer_.on_invalid("unknown_type");
         ++stats_.skipped;
         complete(tp, message.offset, generation);
-        return;
+        return true;
       case config::UnknownType::dlq:
         break;
     }
     if (route == nullptr) {
       reject(std::move(message), generation, "route", "unknown_type",
              "no route for event type '" + event_.event_type + "'");
-      return;
+      return true;
     }
   }
 
@@ -257,7 +277,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
                                std::to_string(options_.decode.max_future_skew.count()) + " ms) ahead of now (" +
                                std::to_string(std::max(wall_now, steady_now)) + " ms)";
     reject(std::move(message), generation, "decode", "future_time", detail);
-    return;
+    return true;
   }
 
   const std::int64_t family_ttl = options_.family_ttl.count();
@@ -267,13 +287,13 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
     observer_.on_expired();
     ++stats_.skipped;
     complete(tp, message.offset, generation);
-    return;
+    return true;
   }
 
   const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
   if (auto error = route->spec.encode(decoder_.fields(), meta, key_)) {
     reject(std::move(message), generation, "key", "bad_key", error->message());
-    return;
+    return true;
   }
 
   connectors::RowMutation row;
@@ -286,6 +306,62 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   const int bucket = route->spec.lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);
   submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
+  return true;
+}
+
+void Pipeline::hold_for_schema(connectors::SourceMessage&& message) {
+  TopicPartition tp{message.topic, message.partition};
+  const auto where = describe(message);
+  auto& hold = schema_holds_[tp];
+  const auto now = Clock::now();
+  hold.since = now;
+  hold.next_try = now + hold.backoff.next();
+  hold.messages.push_back(std::move(message));
+  // Paused here unless flow control has paused it already; either way it stays paused until its
+  // messages went through (retry_schema_holds) and flow control lets it go.
+  if (!paused_.contains(tp)) source_.pause({tp});
+  const std::string id = schema_wait_.schema_id ? std::to_string(*schema_wait_.schema_id) : "?";
+  schema_log_.log(spdlog::level::warn, "schema-wait:" + id,
+                  "holding " + where + " and what follows it: " + schema_wait_.message +
+                      "; nothing of the partition from there is committed or dead-lettered, it resumes by itself "
+                      "when the registry answers");
+  report_schema_holds();
+}
+
+void Pipeline::retry_schema_holds() {
+  if (schema_holds_.empty()) return;
+  const auto now = Clock::now();
+  for (auto it = schema_holds_.begin(); it != schema_holds_.end();) {
+    auto& hold = it->second;
+    if (now < hold.next_try) {
+      ++it;
+      continue;
+    }
+    while (!hold.messages.empty() && process(hold.messages.front())) hold.messages.pop_front();
+    if (!hold.messages.empty()) {
+      hold.next_try = Clock::now() + hold.backoff.next();
+      ++it;
+      continue;
+    }
+    const TopicPartition tp = it->first;
+    spdlog::info("schema registry answered: {}/{} resumes after {} s", tp.topic, tp.partition,
+                 std::chrono::duration_cast<std::chrono::seconds>(now - hold.since).count());
+    it = schema_holds_.erase(it);
+    if (!paused_.contains(tp)) source_.resume({tp});
+  }
+  report_schema_holds();
+}
+
+void Pipeline::report_schema_holds() {
+  stats_.partitions_waiting_for_schema = schema_holds_.size();
+  std::optional<Clock::time_point> oldest;
+  for (const auto& [tp, hold] : schema_holds_) {
+    if (!oldest || hold.since < *oldest) oldest = hold.since;
+  }
+  stats_.schema_wait_since_ns = oldest ? oldest->time_since_epoch().count() : 0;
+  if (oldest) stats_.schema_wait_reason.set(schema_wait_.message);
+  observer_.on_partitions_waiting_for_schema(schema_holds_.size());
+  observer_.on_schema_cache(decoder_.schema_cache_stats());
 }
 
 void Pipeline::start_new_era(const connectors::SourceMessage& message, std::int64_t last) {
@@ -303,7 +379,8 @@ void Pipeline::start_new_era(const connectors::SourceMessage& message, std::int6
 }
 
 void Pipeline::reject(connectors::SourceMessage&& message, OffsetTracker::Generation generation,
-                      const std::string& stage, const std::string& reason, const std::string& detail, bool skippable) {
+                      const std::string& stage, const std::string& reason, const std::string& detail, bool skippable,
+                      std::optional<std::int32_t> schema_id) {
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
   if (!options_.dead_letter_topic.empty() && message.topic == options_.dead_letter_topic) {
     // Read from the dead-letter topic itself (a subscription that matches it; check-config refuses
@@ -340,8 +417,8 @@ void Pipeline::reject(connectors::SourceMessage&& message, OffsetTracker::Genera
   // and interval, with the number of repeats it stood for.
   rejections_log_.log(spdlog::level::info, stage + "." + reason,
                       "dead-lettering " + describe(message) + " (" + stage + "): " + detail);
-  send_dead_letter({std::make_shared<connectors::DeadLetter>(
-                        connectors::DeadLetter{std::move(message), stage, exception_class_for(stage, reason), detail}),
+  send_dead_letter({std::make_shared<connectors::DeadLetter>(connectors::DeadLetter{
+                        std::move(message), stage, exception_class_for(stage, reason), detail, false, schema_id}),
                     generation});
 }
 
@@ -554,8 +631,10 @@ bool Pipeline::update_flow_control() {
                  tracker_.pending_total(), bytes, kept);
   }
   if (!to_resume.empty()) {
-    source_.resume(to_resume);
     for (const auto& tp : to_resume) paused_.erase(tp);
+    // One waiting for a schema stays paused: retry_schema_holds() resumes it.
+    std::erase_if(to_resume, [this](const TopicPartition& tp) { return schema_holds_.contains(tp); });
+    source_.resume(to_resume);
     spdlog::info("resumed {} partition(s)", to_resume.size());
   }
   stats_.paused_partitions = paused_.size();
@@ -628,7 +707,7 @@ void Pipeline::release(const std::vector<TopicPartition>& partitions) {
   // now, while it is still assigned, whatever follows.
   std::vector<TopicPartition> paused_here;
   for (const auto& tp : partitions) {
-    if (paused_.contains(tp)) paused_here.push_back(tp);
+    if (paused_.contains(tp) || schema_holds_.contains(tp)) paused_here.push_back(tp);
   }
   if (!paused_here.empty()) {
     try {
@@ -642,7 +721,10 @@ void Pipeline::release(const std::vector<TopicPartition>& partitions) {
     tracker_.forget(tp);
     assigned_.erase(tp);
     paused_.erase(tp);
+    // Its waiting messages were never tracked, so never committed: the next owner reads them.
+    schema_holds_.erase(tp);
   }
+  report_schema_holds();
   // Their failed dead letters would be sent again forever otherwise, held outside the in-flight
   // bound (the tracker no longer counts their bytes), and dead-lettered once more when the
   // partition comes back: they were never committed, so its next owner re-reads them.

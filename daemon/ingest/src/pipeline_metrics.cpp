@@ -92,6 +92,21 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                             "(what writer.max_inflight_bytes bounds).")
                           .Add({})),
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
+      partitions_waiting_for_schema_(gauge(registry, "hbingest_partitions_waiting_for_schema",
+                                           "Partitions holding at a message whose schema the schema registry did "
+                                           "not give (unreachable, timing out, 5xx); they resume by themselves.")
+                                         .Add({})),
+      schema_fetches_(counter(registry, "hbingest_schema_fetches_total",
+                              "Answers the schema registry gave to schema fetches (schemas and 404s).")
+                          .Add({})),
+      schema_fetch_failures_(counter(registry, "hbingest_schema_fetch_failures_total",
+                                     "Schema fetches the registry did not answer (unreachable, timeout, 5xx).")
+                                 .Add({})),
+      schema_cache_schemas_(
+          gauge(registry, "hbingest_schema_cache_schemas", "Schemas held parsed, by id (schema_registry.cache_*).")
+              .Add({})),
+      schema_cache_bytes_(
+          gauge(registry, "hbingest_schema_cache_bytes", "Schema text held by the schema cache, in bytes.").Add({})),
       committed_offset_(
           gauge(registry, "hbingest_committed_offset",
                 "Last next-offset the group coordinator acknowledged as committed, by topic and partition.")),
@@ -196,6 +211,23 @@ void PipelineMetrics::on_inflight(std::size_t rows, std::size_t bytes) {
 }
 
 void PipelineMetrics::on_paused_partitions(std::size_t count) { paused_partitions_.Set(static_cast<double>(count)); }
+
+void PipelineMetrics::on_partitions_waiting_for_schema(std::size_t count) {
+  partitions_waiting_for_schema_.Set(static_cast<double>(count));
+}
+
+void PipelineMetrics::on_schema_cache(const event_formats::SchemaCacheStats& stats) {
+  // Totals in, increments out: a counter only ever grows.
+  if (stats.fetches > schema_totals_seen_.fetches) {
+    schema_fetches_.Increment(static_cast<double>(stats.fetches - schema_totals_seen_.fetches));
+  }
+  if (stats.fetch_failures > schema_totals_seen_.fetch_failures) {
+    schema_fetch_failures_.Increment(static_cast<double>(stats.fetch_failures - schema_totals_seen_.fetch_failures));
+  }
+  schema_totals_seen_ = stats;
+  schema_cache_schemas_.Set(static_cast<double>(stats.cached_schemas));
+  schema_cache_bytes_.Set(static_cast<double>(stats.cached_bytes));
+}
 
 void PipelineMetrics::on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) {
   PartitionKey key{std::string(topic), std::to_string(partition)};

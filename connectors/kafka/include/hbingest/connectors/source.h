@@ -117,6 +117,9 @@ struct DeadLetter {
   // Set once the full letter was rejected: the sink then sends the headers alone, with the
   // original's size and SHA-256 in place of its bytes (the original stays in the source topic).
   bool headers_only = false;
+  // The schema id the original's Confluent frame named (Avro, Protobuf, JSON Schema), once read:
+  // the letter carries it as __hbingest.errors.schema.id.
+  std::optional<std::int32_t> schema_id;
 };
 
 // How one send of a dead letter ended.

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,12 +24,14 @@
 #include "hbingest/connectors/schema_registry.h"
 #include "hbingest/connectors/source.h"
 #include "hbingest/event_formats/event_decoder.h"
+#include "hbingest/ingest/backoff.h"
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
 #include "hbingest/ingest/router.h"
 #include "hbingest/ingest/shutdown_budget.h"
 #include "hbingest/ingest/writer_pool.h"
+#include "hbingest/support/guarded_text.h"
 #include "hbingest/support/rate_limited_log.h"
 
 namespace hbingest::ingest {
@@ -43,6 +46,12 @@ struct PipelineStats {
   std::atomic<std::size_t> paused_partitions{0};
   std::atomic<std::size_t> assigned_partitions{0};
   std::atomic<bool> assignment_received{false};
+  // Partitions holding because the schema registry did not give a schema (Pipeline::hold_for_schema),
+  // and since when the oldest of them holds (steady-clock ns, 0: none).
+  std::atomic<std::size_t> partitions_waiting_for_schema{0};
+  std::atomic<std::int64_t> schema_wait_since_ns{0};
+  // What the last failed fetch said ("schema id 7: http://…: connection refused"), for /readyz.
+  support::GuardedText schema_wait_reason;
   // Steady-clock ns of the last loop iteration: the systemd watchdog pings only while it moves.
   std::atomic<std::int64_t> last_loop_ns{0};
 };
@@ -143,11 +152,24 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // Drops the failed dead letters of `partitions` waiting for their next send (see release()).
   void drop_dead_letter_retries(const std::vector<connectors::TopicPartition>& partitions);
   void handle(connectors::SourceMessage&& message);
+  // Decodes, tracks, routes, keys and batches one message. Returns false, leaving `message` as it
+  // is and untracked, when its schema could not be fetched (schema_wait_ says why).
+  bool process(connectors::SourceMessage& message);
+  // Keeps `message` and pauses its partition until the registry gives its schema: every later
+  // message of the partition waits behind it, nothing of it is tracked, so nothing at or past it is
+  // committed, dead-lettered or lost (docs/operations.md, "Schema registry down").
+  void hold_for_schema(connectors::SourceMessage&& message);
+  // Decodes the waiting messages of the partitions whose backoff has passed, in order; a partition
+  // whose messages all went through is resumed (unless flow control paused it too).
+  void retry_schema_holds();
+  void report_schema_holds();
   // Dead-letters, skips or stops on an event that cannot be stored, as dlq.on_invalid says.
   // `skippable` is false for rows HBase refused: `skip` covers undecodable events and keys only.
   // `generation` is the one its offset was tracked in.
+  // `schema_id`: the Confluent frame's, carried by the letter in a header.
   void reject(connectors::SourceMessage&& message, OffsetTracker::Generation generation, const std::string& stage,
-              const std::string& reason, const std::string& detail, bool skippable = true);
+              const std::string& reason, const std::string& detail, bool skippable = true,
+              std::optional<std::int32_t> schema_id = std::nullopt);
   // A dead letter from its first send until it is delivered: the letter itself (shared with the
   // sink while a send is in flight, never copied) and its retry state.
   struct DeadLetterAttempt {
@@ -189,7 +211,17 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   OffsetTracker tracker_;
   // Looked up per polled message: by TopicPartitionRef, without copying the topic.
   std::set<connectors::TopicPartition, connectors::TopicPartitionLess> assigned_;
-  std::set<connectors::TopicPartition> paused_;
+  std::set<connectors::TopicPartition> paused_;  // by flow control
+  // Partitions waiting for the schema registry (paused too, apart from flow control's paused_).
+  struct SchemaHold {
+    std::deque<connectors::SourceMessage> messages;  // the first one's schema is the one missing
+    Backoff backoff{std::chrono::milliseconds(500), std::chrono::milliseconds(10000)};
+    std::chrono::steady_clock::time_point next_try;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<connectors::TopicPartition, SchemaHold, connectors::TopicPartitionLess> schema_holds_;
+  event_formats::DecodeFailure schema_wait_;  // the last decode that found the registry unavailable
+  support::RateLimitedLog schema_log_{std::chrono::seconds(30)};
   // Since when a limit has been reached without pausing (update_flow_control()).
   std::optional<std::chrono::steady_clock::time_point> holding_since_;
   // Failed dead letters by the time of their next send.

@@ -61,6 +61,8 @@ class PipelineMetrics final : public PipelineObserver {
   void on_rows_rejected(std::size_t rows) override;
   void on_inflight(std::size_t rows, std::size_t bytes) override;
   void on_paused_partitions(std::size_t count) override;
+  void on_partitions_waiting_for_schema(std::size_t count) override;
+  void on_schema_cache(const event_formats::SchemaCacheStats& stats) override;
   void on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) override;
   void on_commit_failure() override;
   void on_async_commit_failure() override;
@@ -111,6 +113,12 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Gauge& inflight_rows_;
   prometheus::Gauge& inflight_bytes_;
   prometheus::Gauge& paused_partitions_;
+  prometheus::Gauge& partitions_waiting_for_schema_;
+  prometheus::Counter& schema_fetches_;
+  prometheus::Counter& schema_fetch_failures_;
+  prometheus::Gauge& schema_cache_schemas_;
+  prometheus::Gauge& schema_cache_bytes_;
+  event_formats::SchemaCacheStats schema_totals_seen_;  // the counters' last totals (pipeline thread)
   prometheus::Family<prometheus::Gauge>& committed_offset_;
   prometheus::Counter& commit_failures_;
   prometheus::Counter& async_commit_failures_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hbingest/connectors/source.h"
+#include "hbingest/event_formats/input_format.h"
 
 namespace hbingest::ingest {
 
@@ -38,6 +39,10 @@ class PipelineObserver {
   virtual void on_rows_rejected(std::size_t /*rows*/) {}
   virtual void on_inflight(std::size_t /*rows*/, std::size_t /*bytes*/) {}
   virtual void on_paused_partitions(std::size_t /*count*/) {}
+  // Partitions holding until the schema registry gives a schema (Pipeline::hold_for_schema).
+  virtual void on_partitions_waiting_for_schema(std::size_t /*count*/) {}
+  // The decoder's schema caches, summed (fetches and failures are totals so far).
+  virtual void on_schema_cache(const event_formats::SchemaCacheStats& /*stats*/) {}
   // The group coordinator stored this next-offset (acknowledged, not merely sent).
   virtual void on_commit(std::string_view /*topic*/, std::int32_t /*partition*/, std::int64_t /*offset*/) {}
   // A synchronous commit (on revoke, at the stop) failed or timed out.

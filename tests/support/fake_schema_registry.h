@@ -1,8 +1,12 @@
 #pragma once
 // A SchemaRegistry for unit tests: schemas by id and by subject/version from maps, and a switch that
-// makes every call fail as an unreachable registry would. Counts the calls.
+// makes every call fail as an unreachable registry would. Counts the calls. Add schemas before a
+// pipeline runs; the switch and the count may be used from any thread meanwhile.
 
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -20,11 +24,22 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
     by_subject_[{std::move(subject), version}] = std::move(schema);
   }
   void set_unavailable(bool unavailable) { unavailable_ = unavailable; }
+  // Only `id` fails as an unreachable registry would (the others are answered).
+  void set_unavailable_id(std::int32_t id, bool unavailable) {
+    const std::lock_guard lock(mutex_);
+    if (unavailable) {
+      unavailable_ids_.insert(id);
+    } else {
+      unavailable_ids_.erase(id);
+    }
+  }
   int calls() const { return calls_; }
 
   connectors::RegisteredSchema schema_by_id(std::int32_t id) override {
     ++calls_;
-    if (unavailable_) throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    if (unavailable_ || id_unavailable(id)) {
+      throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    }
     const auto it = by_id_.find(id);
     if (it == by_id_.end()) throw connectors::SchemaNotFound("fake registry: 404 for id " + std::to_string(id));
     return it->second;
@@ -42,10 +57,17 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   std::string describe() const override { return "fake://registry"; }
 
  private:
+  bool id_unavailable(std::int32_t id) const {
+    const std::lock_guard lock(mutex_);
+    return unavailable_ids_.contains(id);
+  }
+
+  mutable std::mutex mutex_;
+  std::set<std::int32_t> unavailable_ids_;
   std::map<std::int32_t, connectors::RegisteredSchema> by_id_;
   std::map<std::pair<std::string, std::int32_t>, connectors::RegisteredSchema> by_subject_;
-  bool unavailable_ = false;
-  int calls_ = 0;
+  std::atomic<bool> unavailable_{false};
+  std::atomic<int> calls_{0};
 };
 
 // The Confluent frame: magic 0, the id big-endian, then `rest` (message indexes and payload).
