@@ -20,7 +20,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/ins
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
-  --toggle-collect='hbingest::ingest::EventDecoder::decode*' \
+  --toggle-collect='hbingest::event_formats::EventDecoder::decode*' \
   --toggle-collect='hbingest::keyspec::KeySpec::encode*' \
   --toggle-collect='hbingest::connectors::Thrift2PutEncoder::encode*' \
   "$bench" --benchmark_filter="/$kind\$" --benchmark_min_time=0.05 >/dev/null 2>&1
