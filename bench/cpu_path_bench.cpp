@@ -20,7 +20,8 @@
 
 #include "hbingest/connectors/event_generator.h"
 #include "hbingest/connectors/thrift2_put_encoder.h"
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/connectors/source.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
 // Every C++ heap allocation of this binary, counted (single-threaded benchmarks; relaxed is enough).
@@ -75,8 +76,8 @@ std::vector<connectors::SourceMessage> messages(connectors::EventKind kind) {
 void BM_CpuPath(benchmark::State& state, connectors::EventKind kind) {
   const auto input = messages(kind);
   const config::DecodeConfig decode_config;  // the daemon's defaults: columns: fields, family d
-  ingest::EventDecoder decoder(decode_config);
-  ingest::DecodedEvent event;
+  event_formats::EventDecoder decoder(decode_config);
+  event_formats::DecodedEvent event;
   const auto spec = keyspec::KeySpec::preset("events", {{"buckets", "8"}});
   std::string key;
   connectors::Thrift2PutEncoder encoder(connectors::ThriftProtocolKind::binary);
@@ -90,7 +91,7 @@ void BM_CpuPath(benchmark::State& state, connectors::EventKind kind) {
   for (auto _ : state) {
     const auto& message = input[next];
     next = next + 1 == input.size() ? 0 : next + 1;
-    if (auto invalid = decoder.decode(message, event)) {
+    if (auto invalid = decoder.decode({message.topic, message.payload, message.timestamp_ms}, event)) {
       state.SkipWithError(invalid->message.c_str());
       break;
     }

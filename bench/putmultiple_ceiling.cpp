@@ -23,7 +23,7 @@
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
 #include "hbingest/ingest/batcher.h"
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace {
@@ -63,7 +63,7 @@ std::vector<Batch> prebuild(const Args& args) {
   options.topics = {args.topic};
   options.properties = {{"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"}};
   connectors::KafkaSource source(options);
-  ingest::EventDecoder decoder(config::DecodeConfig{});
+  event_formats::EventDecoder decoder(config::DecodeConfig{});
   const auto spec = keyspec::KeySpec::preset("events", {{"buckets", args.buckets}});
 
   std::vector<Batch> batches(1);
@@ -83,8 +83,8 @@ std::vector<Batch> prebuild(const Args& args) {
     for (const auto& message : messages) {
       if (read == args.events) break;
       ++read;
-      ingest::DecodedEvent event;
-      if (const auto invalid = decoder.decode(message, event)) {
+      event_formats::DecodedEvent event;
+      if (const auto invalid = decoder.decode({message.topic, message.payload, message.timestamp_ms}, event)) {
         throw std::runtime_error("partition " + std::to_string(message.partition) + " offset " +
                                  std::to_string(message.offset) + ": invalid event: " + invalid->message);
       }

@@ -268,9 +268,19 @@ void check_routes(const Config& c, Reader& r) {
   }
 }
 
+void check_decode(const Config& c, Reader& r) {
+  for (const auto& [topic, format] : c.decode.topic_formats) {
+    if (!event_format_named(format)) {
+      r.problem_at("decode.topic_formats." + topic,
+                   "unknown format '" + format + "': use json, avro, protobuf or json_schema");
+    }
+  }
+}
+
 }  // namespace
 
 void sanity_check(const Config& config, Reader& reader) {
+  check_decode(config, reader);
   check_kafka(config, reader);
   check_dlq(config, reader);
   check_endpoints(config, reader);

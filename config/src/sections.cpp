@@ -373,6 +373,15 @@ const Options<WriterConfig>& writer_options() {
 const Options<DecodeConfig>& decode_options() {
   using D = DecodeConfig;
   static const Options<D> options = {
+      enumeration("format", &D::format,
+                  {{"json", EventFormat::json},
+                   {"avro", EventFormat::avro},
+                   {"protobuf", EventFormat::protobuf},
+                   {"json_schema", EventFormat::json_schema}},
+                  "How message values are written: JSON text, or Avro, Protobuf or JSON Schema in the Confluent "
+                  "wire format (magic byte 0, schema id) with schemas from schema_registry."),
+      string_map("topic_formats", &D::topic_formats,
+                 "Per-topic exceptions to format: topic name → json, avro, protobuf or json_schema."),
       string("event_type_field", &D::event_type_field, "JSON field naming the event type (routes match on it)."),
       string("time_field", &D::time_field, "JSON field holding the event time."),
       enumeration("time_format", &D::time_format,

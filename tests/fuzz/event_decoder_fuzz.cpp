@@ -11,7 +11,7 @@
 
 #include "hbingest/config/config.h"
 #include "hbingest/connectors/source.h"
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace {
@@ -19,8 +19,8 @@ namespace {
 using hbingest::config::ColumnsMode;
 using hbingest::config::DecodeConfig;
 using hbingest::config::TimeFormat;
-using hbingest::ingest::DecodedEvent;
-using hbingest::ingest::EventDecoder;
+using hbingest::event_formats::DecodedEvent;
+using hbingest::event_formats::EventDecoder;
 
 constexpr std::int64_t kMaxCellTimeMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
 

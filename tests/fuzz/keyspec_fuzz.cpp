@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "hbingest/keyspec/json_event.h"
+#include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace {
@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view key = sep == std::string_view::npos ? input : input.substr(sep + 2);
   static const KeySpec kEvents = KeySpec::preset("events");
   exercise(kEvents, key);
-  static hbingest::keyspec::JsonEvent event;
+  static hbingest::event_formats::JsonEvent event;
   if (!event.parse(input)) {
     std::string text;
     for (std::size_t i = 0; i < event.member_count(); ++i) event.append_text(i, text);

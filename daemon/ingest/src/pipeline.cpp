@@ -61,7 +61,7 @@ Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connecto
       router_(router),
       observer_(observer),
       now_ms_(std::move(now_ms)),
-      decoder_(options_.decode),
+      decoder_(options_.decode, options_.schema_registry.get(), options_.schema_cache),
       batcher_(options_.batch) {
   source_.set_rebalance_listener(this);
   source_.set_commit_listener(this);
@@ -199,7 +199,7 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
   const auto generation = *tracked;
   ++stats_.consumed;
 
-  if (auto invalid = decoder_.decode(message, event_)) {
+  if (auto invalid = decoder_.decode({message.topic, message.payload, message.timestamp_ms}, event_)) {
     observer_.on_consumed(message.topic, "", message.payload.size());
     reject(std::move(message), generation, "decode", invalid->reason, invalid->message);
     return;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "hbingest/app/commands.h"
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::app {
@@ -67,22 +67,12 @@ const TrickyEvent kEvents[] = {
      false},
 };
 
-connectors::SourceMessage message_of(const std::string& payload) {
-  connectors::SourceMessage m;
-  m.topic = "events";
-  m.partition = 3;
-  m.offset = 42;
-  m.payload = payload;
-  return m;
-}
-
 // The pipeline's steps for one message: decode, then encode the key from the decoder's fields.
 Outcome daemon_key(const keyspec::KeySpec& spec, const std::string& json) {
-  ingest::EventDecoder decoder(config::DecodeConfig{});
-  ingest::DecodedEvent decoded;
-  const auto message = message_of(json);
-  if (const auto invalid = decoder.decode(message, decoded)) return {std::nullopt, invalid->message};
-  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  event_formats::EventDecoder decoder(config::DecodeConfig{});
+  event_formats::DecodedEvent decoded;
+  if (const auto invalid = decoder.decode({"events", json, -1}, decoded)) return {std::nullopt, invalid->message};
+  const keyspec::KafkaMeta meta{"events", 3, 42, -1};
   std::string key;
   if (const auto error = spec.encode(decoder.fields(), meta, key)) return {std::nullopt, error->message()};
   return {keyspec::to_hex(key), {}};

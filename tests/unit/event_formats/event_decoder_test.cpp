@@ -1,4 +1,4 @@
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/event_formats/event_decoder.h"
 
 #include <gtest/gtest.h>
 
@@ -6,19 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/keyspec/json_event.h"
+#include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
 
-namespace hbingest::ingest {
+namespace hbingest::event_formats {
 namespace {
 
-connectors::SourceMessage message(std::string payload, std::int64_t kafka_ts = -1) {
-  connectors::SourceMessage m;
-  m.topic = "events";
-  m.payload = std::move(payload);
-  m.timestamp_ms = kafka_ts;
-  return m;
-}
+// Views the payload: the test's strings outlive each decode().
+MessageView message(const std::string& payload, std::int64_t kafka_ts = -1) { return {"events", payload, kafka_ts}; }
 
 std::map<std::string, std::string> cells_of(const DecodedEvent& event) {
   std::map<std::string, std::string> out;
@@ -88,7 +83,7 @@ TEST(EventDecoder, TimeFormats) {
 TEST(EventDecoder, FieldsAreThisEventsAfterAnyEventBefore) {
   EventDecoder decoder({});
   DecodedEvent event;
-  keyspec::JsonEvent reference;
+  JsonEvent reference;
   const std::vector<std::string> payloads = {
       R"({"event_id":"a","ts":1700000000000,"x":1})",
       R"({"event_id":"b","ts":"not a time"})",                  // fails at the time: type read, time not
@@ -211,7 +206,7 @@ TEST(EventTime, DecoderAndKeySpecReadTheSameInstant) {
         std::string("components: [{name: t, type: time, field: ts, format: decimal, input: ") + input_name(row.format) +
             "}]",
         "time-table");
-    keyspec::JsonEvent fields;
+    JsonEvent fields;
     ASSERT_FALSE(fields.parse(event));
     std::string key;
     std::optional<std::int64_t> key_ms;
@@ -224,4 +219,4 @@ TEST(EventTime, DecoderAndKeySpecReadTheSameInstant) {
 }
 
 }  // namespace
-}  // namespace hbingest::ingest
+}  // namespace hbingest::event_formats

@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/keyspec/json_event.h"
+#include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "heap_in_use.h"
 
-namespace hbingest::keyspec {
+namespace hbingest::event_formats {
+using namespace keyspec;
 namespace {
 
 TEST(JsonEvent, TopLevelMembersKeepTheirJsonType) {
@@ -318,4 +319,4 @@ TEST(JsonEvent, NestedValuesAreTheWrongTypeForEveryComponent) {
 }
 
 }  // namespace
-}  // namespace hbingest::keyspec
+}  // namespace hbingest::event_formats

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/ingest/event_decoder.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "heap_in_use.h"
 
 namespace hbingest::ingest {
@@ -40,13 +40,13 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
   config::DecodeConfig decode;
   decode.columns = columns;
   decode.max_event_bytes = 16 * 1024 * 1024;
-  EventDecoder decoder(decode);
-  DecodedEvent event;
+  event_formats::EventDecoder decoder(decode);
+  event_formats::DecodedEvent event;
   std::vector<std::string> payloads;
   for (int n = 0; n < count; ++n) payloads.push_back(payload(n));
   // Warm the decoder's reusable buffers first: they are per pipeline, not per event.
   connectors::SourceMessage warm{"events", 0, 0, -1, std::nullopt, payloads.front()};
-  EXPECT_FALSE(decoder.decode(warm, event).has_value());
+  EXPECT_FALSE(decoder.decode({warm.topic, warm.payload, warm.timestamp_ms}, event).has_value());
 
   Held held;
   const auto before = heap_in_use();
@@ -57,7 +57,7 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
   rows.reserve(count);
   for (int n = 0; n < count; ++n) {
     connectors::SourceMessage message{"events", 3, n, -1, std::nullopt, payloads[n]};
-    const auto invalid = decoder.decode(message, event);
+    const auto invalid = decoder.decode({message.topic, message.payload, message.timestamp_ms}, event);
     EXPECT_FALSE(invalid.has_value()) << invalid->message;
     connectors::RowMutation row;
     row.row = "00login" + std::string(24, 'k') + std::to_string(n);

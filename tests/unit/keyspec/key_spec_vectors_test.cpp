@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-#include "hbingest/keyspec/json_event.h"
+#include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "test_support.h"
 
@@ -19,7 +19,7 @@ TEST(KeySpecVectors, CppMatchesEveryVector) {
     SCOPED_TRACE(name);
     // JSON is YAML: the spec object goes through the ordinary YAML loader.
     const auto spec = KeySpec::from_yaml_text(simdjson::minify(item["spec"]), name);
-    JsonEvent event;
+    event_formats::JsonEvent event;
     ASSERT_FALSE(event.parse(simdjson::minify(item["event"])));
     KafkaMeta meta;
     std::string topic;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hbingest::config {
@@ -69,9 +70,18 @@ enum class ColumnsMode { fields, raw, both };
 enum class TimeFormat { auto_detect, epoch_ms, epoch_s, rfc3339 };
 enum class CellTimestamp { event_time, ingest_time };
 enum class OnInvalid { dlq, skip, fail };
+// How a message value is written (docs/formats.md): JSON text, or Avro, Protobuf or JSON Schema in
+// the Confluent wire format with the schema from schema_registry.
+enum class EventFormat { json, avro, protobuf, json_schema };
+// "json", "avro", "protobuf", "json_schema": what decode.format and decode.topic_formats accept.
+std::optional<EventFormat> event_format_named(std::string_view name);
+std::string_view event_format_name(EventFormat format);
 enum class UnknownType { dlq, default_route, skip };
 
 struct DecodeConfig {
+  EventFormat format = EventFormat::json;
+  // Topics whose values are written otherwise: topic → format name (event_format_named).
+  std::map<std::string, std::string, std::less<>> topic_formats{};
   std::string event_type_field = "event_id";
   std::string time_field = "ts";
   TimeFormat time_format = TimeFormat::auto_detect;

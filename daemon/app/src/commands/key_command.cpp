@@ -10,7 +10,7 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
-#include "hbingest/keyspec/json_event.h"
+#include "hbingest/event_formats/format_factory.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/keyspec/time_text.h"
 
@@ -110,12 +110,12 @@ int build(const Options& o) {
   const auto spec = load_spec(o);
   if (!o.event_json) throw UsageError("key build needs --event JSON");
   // The daemon's field view: the same value for a repeated name, the same rejection of nested values.
-  keyspec::JsonEvent event;
-  if (const auto failure = event.parse(*o.event_json)) throw UsageError("--event: " + failure->message);
+  const auto format = event_formats::make_input_format(config::EventFormat::json, nullptr);
+  if (const auto failure = format->parse(*o.event_json)) throw UsageError("--event: " + failure->message);
   keyspec::KafkaMeta meta = o.meta;
   meta.topic = o.topic;
   std::string key;
-  if (const auto err = spec.encode(event, meta, key)) {
+  if (const auto err = spec.encode(format->record(), meta, key)) {
     std::cerr << "hbingest key build: " << err->message() << "\n";
     return 1;
   }

@@ -16,11 +16,11 @@
 #include <string>
 #include <string_view>
 
-#include "hbingest/keyspec/key_spec.h"
+#include "hbingest/event_formats/record.h"
 
-namespace hbingest::keyspec {
+namespace hbingest::event_formats {
 
-class JsonEvent final : public EventFields {
+class JsonEvent final : public Record {
  public:
   struct ParseFailure {
     bool not_an_object = false;  // valid JSON, but not an object; else not valid JSON
@@ -35,22 +35,22 @@ class JsonEvent final : public EventFields {
   // Parses `json` (copied into the parser's reused buffer). On failure the event has no fields.
   std::optional<ParseFailure> parse(std::string_view json);
 
-  std::optional<FieldValue> field(std::string_view name) const override;
+  std::optional<keyspec::FieldValue> field(std::string_view name) const override;
 
   // Every top-level member in document order, a repeated name as often as it is given.
-  std::size_t member_count() const;
-  std::string_view member_name(std::size_t i) const;
-  FieldValue member_value(std::size_t i) const;
-  bool member_is_null(std::size_t i) const;  // member_value(i) is monostate, without making the value
+  std::size_t member_count() const override;
+  std::string_view member_name(std::size_t i) const override;
+  keyspec::FieldValue member_value(std::size_t i) const override;
+  bool member_is_null(std::size_t i) const override;  // member_value(i) is monostate, without making the value
   // Appends member i as text: strings as they are, integers in decimal (exact above int64 too),
   // floats as the shortest text that reads back to the same double with an integral one keeping
   // ".0" (410.0 stays "410.0", as Python and Java producers write it), true/false, nothing for
   // null, objects and arrays as minified JSON. The daemon's cells hold this text.
-  void append_text(std::size_t i, std::string& out) const;
+  void append_text(std::size_t i, std::string& out) const override;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace hbingest::keyspec
+}  // namespace hbingest::event_formats

@@ -20,9 +20,10 @@
 #include <vector>
 
 #include "hbingest/config/config.h"
+#include "hbingest/connectors/schema_registry.h"
 #include "hbingest/connectors/source.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/ingest/batcher.h"
-#include "hbingest/ingest/event_decoder.h"
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
 #include "hbingest/ingest/router.h"
@@ -58,6 +59,9 @@ struct FlowLimits {
 // What the pipeline takes from the configuration; hbingest::app builds it from config::Config.
 struct PipelineOptions {
   config::DecodeConfig decode;
+  // The formats' schemas (null when every format is JSON) and the bound of their caches.
+  std::shared_ptr<connectors::SchemaRegistry> schema_registry;
+  event_formats::SchemaCacheLimits schema_cache;
   BatchLimits batch;
   FlowLimits flow;
   std::size_t poll_batch = 1000;  // messages per poll
@@ -178,8 +182,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // wall-clock step from time passing with it (see handle()).
   std::optional<std::pair<std::int64_t, std::chrono::steady_clock::time_point>> clock_anchor_;
 
-  EventDecoder decoder_;
-  DecodedEvent event_;  // reused: its buffers keep their capacity between events
+  event_formats::EventDecoder decoder_;
+  event_formats::DecodedEvent event_;  // reused: its buffers keep their capacity between events
   std::string key_;
   Batcher batcher_;
   OffsetTracker tracker_;

@@ -1,0 +1,16 @@
+#pragma once
+// The constructors format_factory.cpp chooses from, one per format file.
+
+#include <memory>
+
+#include "hbingest/connectors/schema_registry.h"
+#include "hbingest/event_formats/input_format.h"
+
+namespace hbingest::event_formats {
+
+std::unique_ptr<InputFormat> make_json_format();
+std::unique_ptr<InputFormat> make_json_schema_format(connectors::SchemaRegistry& registry, SchemaCacheLimits limits);
+std::unique_ptr<InputFormat> make_avro_format(connectors::SchemaRegistry& registry, SchemaCacheLimits limits);
+std::unique_ptr<InputFormat> make_protobuf_format(connectors::SchemaRegistry& registry, SchemaCacheLimits limits);
+
+}  // namespace hbingest::event_formats

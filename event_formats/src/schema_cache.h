@@ -1,0 +1,122 @@
+#pragma once
+// Parsed schemas by id, for the formats that read a schema id from each message (Avro, Protobuf,
+// JSON Schema). An id's schema never changes, so each is fetched and parsed once and kept while it
+// is used; the cache is bounded in count and in bytes (of schema text, a proxy for the parsed
+// form), the least recently used going first. A schema that does not parse is kept too, as its
+// failure: every message naming it is invalid, without asking the registry again.
+//
+// Registry failures are not cached: an unreachable registry is asked again at the next message
+// (the pipeline holds the partition and backs off meanwhile). Not thread-safe: one per format.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "hbingest/connectors/schema_registry.h"
+#include "hbingest/event_formats/input_format.h"
+
+namespace hbingest::event_formats {
+
+// Thrown by a ParseFunction for a schema it cannot use; the message says why.
+class BadSchema : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename Parsed>
+class SchemaCache {
+ public:
+  // Makes the parsed form of a registered schema; may ask the registry for references. Throws
+  // BadSchema, or the registry's SchemaNotFound / SchemaRegistryUnavailable for a reference.
+  using ParseFunction =
+      std::function<std::shared_ptr<const Parsed>(const connectors::RegisteredSchema&, connectors::SchemaRegistry&)>;
+  using Result = std::variant<std::shared_ptr<const Parsed>, DecodeFailure>;
+
+  SchemaCache(connectors::SchemaRegistry& registry, connectors::SchemaType expected, SchemaCacheLimits limits,
+              ParseFunction parse)
+      : registry_(registry), expected_(expected), limits_(limits), parse_(std::move(parse)) {}
+
+  Result get(std::int32_t id) {
+    if (const auto it = index_.find(id); it != index_.end()) {
+      entries_.splice(entries_.begin(), entries_, it->second);  // most recently used first
+      return it->second->result;
+    }
+    Result result = fetch(id);
+    if (std::holds_alternative<DecodeFailure>(result) &&
+        std::get<DecodeFailure>(result).kind == DecodeFailure::Kind::unavailable) {
+      return result;
+    }
+    entries_.push_front({id, result, 0});
+    entries_.front().bytes = text_bytes_;
+    bytes_ += text_bytes_;
+    index_[id] = entries_.begin();
+    evict();
+    return result;
+  }
+
+  SchemaCacheStats stats() const { return {fetches_, fetch_failures_, entries_.size(), bytes_}; }
+
+ private:
+  struct Entry {
+    std::int32_t id;
+    Result result;
+    std::size_t bytes;
+  };
+
+  static DecodeFailure failure(DecodeFailure::Kind kind, std::string reason, std::string message, std::int32_t id) {
+    return DecodeFailure{kind, std::move(reason), std::move(message), id};
+  }
+
+  Result fetch(std::int32_t id) {
+    text_bytes_ = 0;
+    const std::string where = "schema id " + std::to_string(id);
+    try {
+      const auto schema = registry_.schema_by_id(id);
+      ++fetches_;
+      text_bytes_ = schema.text.size();
+      if (schema.type != expected_) {
+        return failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
+                       where + " is a " + std::string(connectors::schema_type_name(schema.type)) +
+                           " schema, the topic's format expects " +
+                           std::string(connectors::schema_type_name(expected_)),
+                       id);
+      }
+      return parse_(schema, registry_);
+    } catch (const connectors::SchemaNotFound& e) {
+      ++fetches_;
+      return failure(DecodeFailure::Kind::invalid, "unknown_schema", where + ": " + e.what(), id);
+    } catch (const connectors::SchemaRegistryUnavailable& e) {
+      ++fetch_failures_;
+      return failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable", where + ": " + e.what(), id);
+    } catch (const BadSchema& e) {
+      return failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+    }
+  }
+
+  void evict() {
+    while (entries_.size() > 1 && (entries_.size() > limits_.max_schemas || bytes_ > limits_.max_bytes)) {
+      bytes_ -= entries_.back().bytes;
+      index_.erase(entries_.back().id);
+      entries_.pop_back();
+    }
+  }
+
+  connectors::SchemaRegistry& registry_;
+  connectors::SchemaType expected_;
+  SchemaCacheLimits limits_;
+  ParseFunction parse_;
+  std::list<Entry> entries_;  // most recently used first
+  std::unordered_map<std::int32_t, typename std::list<Entry>::iterator> index_;
+  std::size_t bytes_ = 0;
+  std::size_t text_bytes_ = 0;  // of the schema fetch() last got
+  std::uint64_t fetches_ = 0;
+  std::uint64_t fetch_failures_ = 0;
+};
+
+}  // namespace hbingest::event_formats

@@ -1,0 +1,60 @@
+#pragma once
+// A SchemaRegistry for unit tests: schemas by id and by subject/version from maps, and a switch that
+// makes every call fail as an unreachable registry would. Counts the calls.
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "hbingest/connectors/schema_registry.h"
+
+namespace hbingest::testing {
+
+class FakeSchemaRegistry final : public connectors::SchemaRegistry {
+ public:
+  void add(connectors::RegisteredSchema schema) {
+    const auto id = schema.id;
+    by_id_[id] = std::move(schema);
+  }
+  void add_version(std::string subject, std::int32_t version, connectors::RegisteredSchema schema) {
+    by_subject_[{std::move(subject), version}] = std::move(schema);
+  }
+  void set_unavailable(bool unavailable) { unavailable_ = unavailable; }
+  int calls() const { return calls_; }
+
+  connectors::RegisteredSchema schema_by_id(std::int32_t id) override {
+    ++calls_;
+    if (unavailable_) throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    const auto it = by_id_.find(id);
+    if (it == by_id_.end()) throw connectors::SchemaNotFound("fake registry: 404 for id " + std::to_string(id));
+    return it->second;
+  }
+  connectors::RegisteredSchema schema_by_subject_version(std::string_view subject, std::int32_t version) override {
+    ++calls_;
+    if (unavailable_) throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    const auto it = by_subject_.find({std::string(subject), version});
+    if (it == by_subject_.end()) {
+      throw connectors::SchemaNotFound("fake registry: 404 for subject " + std::string(subject) + " version " +
+                                       std::to_string(version));
+    }
+    return it->second;
+  }
+  std::string describe() const override { return "fake://registry"; }
+
+ private:
+  std::map<std::int32_t, connectors::RegisteredSchema> by_id_;
+  std::map<std::pair<std::string, std::int32_t>, connectors::RegisteredSchema> by_subject_;
+  bool unavailable_ = false;
+  int calls_ = 0;
+};
+
+// The Confluent frame: magic 0, the id big-endian, then `rest` (message indexes and payload).
+inline std::string confluent_framed(std::int32_t id, std::string_view rest) {
+  std::string out(1, '\0');
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out += static_cast<char>((static_cast<std::uint32_t>(id) >> shift) & 0xFF);
+  out += rest;
+  return out;
+}
+
+}  // namespace hbingest::testing
