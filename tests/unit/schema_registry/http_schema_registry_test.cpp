@@ -30,7 +30,10 @@ class FakeRegistry {
   FakeRegistry() {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // Listening since bind_to_any_port: a connection made before the accept loop runs waits in the backlog.
+    // stop() is a no-op until the accept loop runs: a test that never calls the server would
+    // otherwise stop it too early and wait forever in join().
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) std::this_thread::sleep_for(1ms);
+    if (!server_.is_running()) ADD_FAILURE() << "the fake registry did not start";
   }
   ~FakeRegistry() {
     release();
