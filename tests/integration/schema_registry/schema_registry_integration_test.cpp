@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "hbingest/connectors/http_schema_registry.h"
 
@@ -142,6 +143,71 @@ TEST(SchemaRegistryIntegration, TheRealRegistrysNoesAreClassifiedRight) {
   } catch (const SchemaRegistryUnavailable& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("answered 404"), HasSubstr("is the url the API's base")));
   }
+}
+
+// TLS against a local HTTPS server with the stack's certificates (HBINGEST_TLS_DIR: a test CA, a
+// server certificate for 127.0.0.1, a client certificate): the CA is checked, and a registry that
+// requires a client certificate gets one.
+class TlsRegistry {
+ public:
+  TlsRegistry(const std::string& dir, bool require_client_cert)
+      : server_((dir + "/server.pem").c_str(), (dir + "/server.key").c_str(),
+                require_client_cert ? (dir + "/ca.pem").c_str() : nullptr) {
+    server_.Get("/api/schemas/ids/3", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"schema":"\"string\""})", "application/vnd.schemaregistry.v1+json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) std::this_thread::sleep_for(1ms);
+  }
+  ~TlsRegistry() {
+    server_.stop();
+    thread_.join();
+  }
+  TlsRegistry(const TlsRegistry&) = delete;
+  TlsRegistry& operator=(const TlsRegistry&) = delete;
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/api"; }
+
+ private:
+  httplib::SSLServer server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+std::string tls_dir() {
+  const char* dir = std::getenv("HBINGEST_TLS_DIR");
+  return dir == nullptr ? "" : dir;
+}
+
+TEST(SchemaRegistryTls, TheRegistrysCertificateMustChainToTheConfiguredCa) {
+  if (tls_dir().empty()) GTEST_SKIP() << "HBINGEST_TLS_DIR unset: this stack has no certificates (no openssl)";
+  TlsRegistry registry(tls_dir(), false);
+  HttpSchemaRegistryOptions options;
+  options.url = registry.url();
+  options.timeout = 5s;
+  options.tls_ca_file = tls_dir() + "/ca.pem";
+  EXPECT_EQ(make_http_schema_registry(options)->schema_by_id(3).text, R"("string")");
+
+  options.tls_ca_file.clear();  // the system's CAs do not know the stack's test CA
+  try {
+    make_http_schema_registry(options)->schema_by_id(3);
+    ADD_FAILURE() << "a certificate from an unknown CA was accepted";
+  } catch (const SchemaRegistryUnavailable& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(registry.url()), HasSubstr("certificate")));
+  }
+}
+
+TEST(SchemaRegistryTls, AClientCertificateIsSentWhenConfigured) {
+  if (tls_dir().empty()) GTEST_SKIP() << "HBINGEST_TLS_DIR unset: this stack has no certificates (no openssl)";
+  TlsRegistry registry(tls_dir(), true);
+  HttpSchemaRegistryOptions options;
+  options.url = registry.url();
+  options.timeout = 5s;
+  options.tls_ca_file = tls_dir() + "/ca.pem";
+  EXPECT_THROW(make_http_schema_registry(options)->schema_by_id(3), SchemaRegistryUnavailable);
+  options.tls_cert_file = tls_dir() + "/client.pem";
+  options.tls_key_file = tls_dir() + "/client.key";
+  EXPECT_EQ(make_http_schema_registry(options)->schema_by_id(3).text, R"("string")");
 }
 
 }  // namespace
