@@ -37,19 +37,27 @@ def client(url=None):
     return SchemaRegistryClient({"url": url or registry_url()})
 
 
-def protobuf_module(proto_text, name):
-    """Compiles .proto text with protoc --python_out (the gencode a Python producer ships) and
-    imports it. `name` is the file's base name ("orders" -> orders.proto, module orders_pb2)."""
+def protobuf_modules(files):
+    """Compiles .proto files ({path: text}, imports by those paths) with protoc --python_out (the
+    gencode a Python producer ships) and imports them; returns {path: module}."""
     out = tempfile.mkdtemp(prefix="hbingest-proto-")
-    with open(os.path.join(out, name + ".proto"), "w") as f:
-        f.write(proto_text)
-    subprocess.run(["protoc", "--proto_path=" + out, "--python_out=" + out, name + ".proto"],
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(out, path)), exist_ok=True)
+        with open(os.path.join(out, path), "w") as f:
+            f.write(text)
+    subprocess.run(["protoc", "--proto_path=" + out, "--python_out=" + out, *files],
                    check=True, capture_output=True)
     sys.path.insert(0, out)
     try:
-        return importlib.import_module(name + "_pb2")
+        return {path: importlib.import_module(path[:-len(".proto")].replace("/", ".") + "_pb2")
+                for path in files}
     finally:
         sys.path.remove(out)
+
+
+def protobuf_module(proto_text, name):
+    """One .proto file `name`.proto, compiled and imported (module `name`_pb2)."""
+    return protobuf_modules({name + ".proto": proto_text})[name + ".proto"]
 
 
 def avro_serializer(schema_str, registry=None, **conf):
@@ -95,6 +103,11 @@ message Order {
 }
 """
 
+MONEY_PROTO = """syntax = "proto3";
+package hbingest.probe;
+message Money { int64 cents = 1; string currency = 2; }
+"""
+
 ORDER_JSON_SCHEMA = json.dumps({
     "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
     "properties": {"event_id": {"type": "string"}, "order_id": {"type": "integer"}},
@@ -115,10 +128,19 @@ def check():
     print("avro: %d bytes, schema id %d; /schemas/ids/%d -> schemaType %s, schema %s..."
           % (len(data), sid, sid, answer.get("schemaType", "(absent: AVRO)"), answer["schema"][:60]))
 
-    order_pb2 = protobuf_module(ORDER_PROTO, "probe_order_" + tag)
+    # An import of our own (not a well-known type): the serializer registers it first, under the
+    # subject named by its path, and the order's schema references it.
+    modules = protobuf_modules({"probe%s/money.proto" % tag: MONEY_PROTO,
+                                "probe%s/order.proto" % tag: ORDER_PROTO.replace(
+                                    'import "google/protobuf/timestamp.proto";',
+                                    'import "google/protobuf/timestamp.proto";\nimport "probe%s/money.proto";' % tag)
+                                .replace("repeated Line lines = 4;", "repeated Line lines = 4;\n  Money total = 5;")})
+    order_pb2 = modules["probe%s/order.proto" % tag]
     msg = order_pb2.Order(event_id="order_created", order_id=7)
     msg.ts.FromMilliseconds(1700000000000)
     msg.lines.add(sku="a", qty=2)
+    msg.total.cents = 1250
+    msg.total.currency = "EUR"
     data = protobuf_serializer(order_pb2.Order, registry)(msg, ctx("protobuf"))
     sid = frame_id(data)
     answer = get_json("/schemas/ids/%d" % sid)

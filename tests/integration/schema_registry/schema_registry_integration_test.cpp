@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -31,13 +33,29 @@ std::string unique(const std::string& prefix) {
   return prefix + "-" + std::to_string(random() % 1000000000);
 }
 
+// A subject as a URL path segment ('/' included: confluent-kafka names a Protobuf import's subject
+// by its path, "common/money.proto").
+std::string encode(const std::string& subject) {
+  std::string out;
+  for (const char c : subject) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') {
+      out += c;
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      out += hex;
+    }
+  }
+  return out;
+}
+
 // Registers through the API as a producer does; returns the id the registry gave.
 std::int32_t register_schema(const std::string& subject, const nlohmann::json& request) {
   const std::string url = registry_url();
   const std::size_t path_at = url.find('/', url.find("://") + 3);
   httplib::Client client(url.substr(0, path_at));
   client.set_read_timeout(30s);
-  const auto result = client.Post(url.substr(path_at) + "/subjects/" + subject + "/versions", request.dump(),
+  const auto result = client.Post(url.substr(path_at) + "/subjects/" + encode(subject) + "/versions", request.dump(),
                                   "application/vnd.schemaregistry.v1+json");
   if (!result) throw std::runtime_error("POST " + subject + ": " + httplib::to_string(result.error()));
   if (result->status != 200) {
@@ -89,7 +107,7 @@ TEST(SchemaRegistryIntegration, AvroWithAReferenceByIdAndBySubjectVersion) {
 }
 
 TEST(SchemaRegistryIntegration, ProtobufWithAnImportByIdAndBySubjectVersion) {
-  const std::string money_subject = unique("it-proto-money");
+  const std::string money_subject = unique("it-proto") + "/common/money.proto";
   const std::string order_subject = unique("it-proto-order") + "-value";
   const std::string money =
       "syntax = \"proto3\";\npackage hbingest.it;\n\nmessage Money {\n  int64 cents = 1;\n"
