@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <cstdlib>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
