@@ -12,6 +12,7 @@ when the service answered, 1 otherwise, printing one reason line on stderr.
   probe.py thrift1 HOST:PORT [--timeout S]   Hbase.getTableNames via happybase
                                              (buffered transport, binary protocol)
   probe.py thrift2-tables HOST:PORT          print user tables seen through Thrift2
+  probe.py registry HOST:PORT [--timeout S]  GET /apis/ccompat/v7/subjects (Apicurio's Confluent API)
   probe.py selftest                          end-to-end check against `hbstack env` addresses
 
 The Thrift2 calls are written by hand on top of the `thrift` package's
@@ -207,6 +208,38 @@ def probe_thrift1(addr, timeout):
     return "getTableNames -> %d table(s)" % len(tables)
 
 
+# ---------------------------------------------------------------- schema registry
+
+REGISTRY_API = "/apis/ccompat/v7"
+
+
+def probe_registry(addr, timeout):
+    import json
+    import urllib.request
+    with urllib.request.urlopen("http://%s%s/subjects" % (addr, REGISTRY_API), timeout=timeout) as r:
+        subjects = json.load(r)
+    if not isinstance(subjects, list):
+        raise RuntimeError("GET /subjects answered %r, not a list" % (subjects,))
+    return "subjects -> %d subject(s)" % len(subjects)
+
+
+def registry_roundtrip(base, tag):
+    """Registers an Avro schema under a fresh subject and reads it back by id."""
+    import json
+    import urllib.request
+    schema = json.dumps({"type": "record", "name": "Selftest%s" % tag,
+                         "fields": [{"name": "a", "type": "string"}]})
+    req = urllib.request.Request("%s/subjects/hbstack-selftest-%s-value/versions" % (base, tag),
+                                 data=json.dumps({"schema": schema}).encode(), method="POST",
+                                 headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        sid = json.load(r)["id"]
+    with urllib.request.urlopen("%s/schemas/ids/%d" % (base, sid), timeout=10) as r:
+        got = json.load(r)
+    assert json.loads(got["schema"]) == json.loads(schema), got
+    return sid
+
+
 # ---------------------------------------------------------------- self-test
 
 def selftest(args):
@@ -262,6 +295,10 @@ def selftest(args):
     assert seen == [b"hello", big], [len(v) for v in seen]
     print("kafka: produced+consumed 2 messages (incl. 5 MiB) on %s" % topic)
 
+    registry = os.environ.get("HBINGEST_SCHEMA_REGISTRY")
+    if registry:
+        print("registry: registered and read back schema id %d" % registry_roundtrip(registry, tag))
+
     conn.delete_table(table, disable=True)
     conn.close()
     print("selftest: ok")
@@ -270,7 +307,7 @@ def selftest(args):
 # ---------------------------------------------------------------- main
 
 PROBES = {"kafka": probe_kafka, "thrift2": probe_thrift2, "thrift2-framed": probe_thrift2_framed,
-          "thrift1": probe_thrift1,
+          "thrift1": probe_thrift1, "registry": probe_registry,
           "thrift2-tls": lambda addr, timeout, ca: probe_thrift2_tls(addr, timeout, ca)}
 
 

@@ -55,6 +55,11 @@ std::string configuration_reference_markdown() {
   table(out, "hbase.tls.", detail::hbase_tls_options());
   section(out, "writer", detail::writer_options());
   section(out, "decode", detail::decode_options());
+  section(out, "schema_registry", detail::schema_registry_options());
+  out += "#### `schema_registry.basic_auth`\n\nHTTP basic authentication to the registry.\n\n";
+  table(out, "schema_registry.basic_auth.", detail::schema_registry_basic_auth_options());
+  out += "#### `schema_registry.tls`\n\nTLS to an https:// registry (see docs/schema-registry.md).\n\n";
+  table(out, "schema_registry.tls.", detail::schema_registry_tls_options());
   out +=
       "### `routes` and `default_route`\n\n"
       "`routes` is a list; each entry (and `default_route`, which has no `event_types`) takes:\n\n";

@@ -277,6 +277,56 @@ void check_decode(const Config& c, Reader& r) {
   }
 }
 
+// The registry: a URL the HTTP client can use, auth and TLS that fit it, and a URL wherever a
+// format reads schemas from it.
+void check_schema_registry(const Config& c, Reader& r) {
+  const SchemaRegistryConfig& sr = c.schema_registry;
+  if (!sr.url) {
+    if (c.decode.format != EventFormat::json) {
+      r.problem_at("decode.format", "format '" + std::string(event_format_name(c.decode.format)) +
+                                        "' reads schemas from a registry: set schema_registry.url");
+    }
+    for (const auto& [topic, name] : c.decode.topic_formats) {
+      const auto format = event_format_named(name);
+      if (format && *format != EventFormat::json) {
+        r.problem_at("decode.topic_formats." + topic,
+                     "format '" + name + "' reads schemas from a registry: set schema_registry.url");
+      }
+    }
+    if (sr.basic_auth.user || sr.basic_auth.password || sr.tls.ca_file || sr.tls.cert_file || sr.tls.key_file) {
+      r.problem_at("schema_registry", "basic_auth and tls are never used without schema_registry.url");
+    }
+    return;
+  }
+  const std::string& url = *sr.url;
+  const bool https = url.starts_with("https://");
+  const std::size_t scheme_end = url.find("://");
+  if (!https && !url.starts_with("http://")) {
+    r.problem_at("schema_registry.url", "must start with http:// or https://");
+  } else {
+    const std::string authority = url.substr(scheme_end + 3, url.find('/', scheme_end + 3) - (scheme_end + 3));
+    if (authority.find('@') != std::string::npos) {
+      // Not quoted: the part before '@' is a password.
+      r.problem_at("schema_registry.url",
+                   "must not carry credentials (user:password@host): give them as schema_registry.basic_auth");
+    } else if (authority.empty()) {
+      r.problem_at("schema_registry.url", "'" + url + "' has no host");
+    } else if (url.find_first_of("?#") != std::string::npos) {
+      r.problem_at("schema_registry.url", "'" + url + "' must not have a query or fragment: give the API's base");
+    }
+  }
+  if (sr.basic_auth.user.has_value() != sr.basic_auth.password.has_value()) {
+    r.problem_at("schema_registry.basic_auth", "set both user and password, or neither");
+  }
+  if (!https && (sr.tls.ca_file || sr.tls.cert_file || sr.tls.key_file)) {
+    r.problem_at("schema_registry.tls", "the url is http://: TLS settings need an https:// url");
+  }
+  if (sr.tls.cert_file.has_value() != sr.tls.key_file.has_value()) {
+    r.problem_at(sr.tls.cert_file ? "schema_registry.tls.cert_file" : "schema_registry.tls.key_file",
+                 "a client certificate needs its key (cert_file and key_file together)");
+  }
+}
+
 }  // namespace
 
 void sanity_check(const Config& config, Reader& reader) {
@@ -287,6 +337,7 @@ void sanity_check(const Config& config, Reader& reader) {
   check_writer(config, reader);
   check_frame(config, reader);
   check_routes(config, reader);
+  check_schema_registry(config, reader);
 }
 
 }  // namespace hbingest::config::detail

@@ -411,6 +411,51 @@ const Options<DecodeConfig>& decode_options() {
   return options;
 }
 
+const Options<SchemaRegistryConfig>& schema_registry_options() {
+  using S = SchemaRegistryConfig;
+  static const Options<S> options = {
+      optional_string("url", &S::url,
+                      "Base URL of the registry's Confluent REST API, http:// or https:// (Confluent: "
+                      "https://host:8081; Apicurio 2.x: http://host:8080/apis/ccompat/v7), without credentials. "
+                      "Required when decode.format or a decode.topic_formats value is avro, protobuf or json_schema."),
+      subsection("basic_auth", &S::basic_auth, &schema_registry_basic_auth_options,
+                 "HTTP basic authentication (see schema_registry.basic_auth.*)."),
+      subsection("tls", &S::tls, &schema_registry_tls_options,
+                 "TLS to an https:// registry (see schema_registry.tls.*)."),
+      duration("timeout", &S::timeout, 10ms, 10min,
+               "Bounds connecting, each read and a whole answer. A registry that does not answer in time is "
+               "unavailable: events with schemas already fetched keep flowing, the others wait."),
+      integer("cache_max_schemas", &S::cache_max_schemas, 1, 10 * kMillion,
+              "Parsed schemas kept by id (ids never change, so a kept one is never fetched again)."),
+      size("cache_max_bytes", &S::cache_max_bytes, 64 * KiB, 64 * GiB,
+           "Bytes the kept schemas may hold (their text and parsed form); the least recently used go first."),
+  };
+  return options;
+}
+
+const Options<SchemaRegistryBasicAuthConfig>& schema_registry_basic_auth_options() {
+  using B = SchemaRegistryBasicAuthConfig;
+  static const Options<B> options = {
+      optional_string("user", &B::user, "User name (with password)."),
+      optional_string("password", &B::password,
+                      "Password (with user); a secret, best given as ${file:PATH} or ${ENV_VAR}. Never printed."),
+  };
+  return options;
+}
+
+const Options<SchemaRegistryTlsConfig>& schema_registry_tls_options() {
+  using T = SchemaRegistryTlsConfig;
+  static const Options<T> options = {
+      readable_file("ca_file", &T::ca_file,
+                    "PEM file of the CA(s) the registry's certificate must chain to; unset: the system's CAs. "
+                    "The certificate must name the url's host."),
+      readable_file("cert_file", &T::cert_file,
+                    "PEM client certificate, for a registry that requires one (with key_file)."),
+      readable_file("key_file", &T::key_file, "PEM private key of cert_file."),
+  };
+  return options;
+}
+
 const Options<RouteConfig>& route_options() {
   using R = RouteConfig;
   static const Options<R> options = {
@@ -546,6 +591,8 @@ const Options<Config>& config_options() {
         section("hbase", &Config::hbase, &hbase_options, "HBase Thrift2 gateways."),
         section("writer", &Config::writer, &writer_options, "Batching, retries and backpressure."),
         section("decode", &Config::decode, &decode_options, "Turning JSON events into cells."),
+        section("schema_registry", &Config::schema_registry, &schema_registry_options,
+                "The schema registry of the avro, protobuf and json_schema formats."),
         routes_option(),
         default_route_option(),
         section("table", &Config::table, &table_options, "Table settings shared by all routes."),

@@ -30,6 +30,18 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
   return options;
 }
 
+connectors::HttpSchemaRegistryOptions schema_registry_options(const config::SchemaRegistryConfig& registry) {
+  connectors::HttpSchemaRegistryOptions options;
+  options.url = registry.url.value_or("");
+  options.basic_auth_user = registry.basic_auth.user.value_or("");
+  options.basic_auth_password = registry.basic_auth.password.value_or("");
+  options.tls_ca_file = registry.tls.ca_file.value_or("").string();
+  options.tls_cert_file = registry.tls.cert_file.value_or("").string();
+  options.tls_key_file = registry.tls.key_file.value_or("").string();
+  options.timeout = registry.timeout;
+  return options;
+}
+
 connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka) {
   connectors::KafkaSourceOptions options;
   options.bootstrap_servers = kafka.bootstrap_servers;

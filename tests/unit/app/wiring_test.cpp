@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "hbingest/app/query_service.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/server/http_server.h"
@@ -76,6 +78,23 @@ TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {
   EXPECT_EQ(options.family, "f");
   EXPECT_EQ(options.interval, std::chrono::seconds(45));
   EXPECT_LE(options.recheck, options.interval);
+}
+
+TEST(Wiring, TheSchemaRegistryClientTakesItsSection) {
+  ::setenv("HBINGEST_TEST_WIRING_REGISTRY_PW", "wiring-registry-pw", 1);
+  const auto config = config::load_config_text(
+      "kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\nhbase: {endpoints: [\"h:9090\"]}\n"
+      "decode: {format: avro}\n"
+      "schema_registry: {url: \"http://127.0.0.1:18081/apis/ccompat/v7\", timeout: 750ms,\n"
+      "  basic_auth: {user: ingest, password: \"${HBINGEST_TEST_WIRING_REGISTRY_PW}\"}}\n"
+      "routes:\n  - {event_types: [login], table: events, preset: events}\n",
+      "test.yaml");
+  const auto options = schema_registry_options(config.schema_registry);
+  EXPECT_EQ(options.url, "http://127.0.0.1:18081/apis/ccompat/v7");
+  EXPECT_EQ(options.basic_auth_user, "ingest");
+  EXPECT_EQ(options.basic_auth_password, "wiring-registry-pw");
+  EXPECT_EQ(options.timeout, std::chrono::milliseconds(750));
+  EXPECT_EQ(connectors::make_http_schema_registry(options)->describe(), "http://127.0.0.1:18081/apis/ccompat/v7");
 }
 
 }  // namespace

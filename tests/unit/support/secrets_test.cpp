@@ -41,6 +41,7 @@ const std::vector<std::string> kSecretKeys = {
     "http.tls.key",
     "http.tls.client_key",
     "hbase.tls.key.passphrase",
+    "schema_registry.basic_auth.password",
     "some.future.api_token",
     "vendor.apikey",
     "credentials",
@@ -54,6 +55,9 @@ const std::vector<std::string> kSecretKeys = {
 // Look-alikes: paths, public certificates, identifiers, fixed vocabularies.
 const std::vector<std::string> kNotSecretKeys = {
     "ssl.key.location",  // a path: printed, so operators see which file is mounted
+    "schema_registry.tls.key_file",
+    "schema_registry.basic_auth.user",
+    "schema_registry.url",  // credentials in it are refused (check-config), so it can be printed
     "ssl.keystore.location",
     "ssl.keystore.type",
     "ssl.certificate.location",

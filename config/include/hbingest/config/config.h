@@ -96,6 +96,28 @@ struct DecodeConfig {
   Millis max_future_skew{3600000};  // cell timestamps further ahead of now go to the DLQ (future_time)
 };
 
+// Where the avro, protobuf and json_schema formats fetch the schema an event names (the Confluent
+// REST API: Confluent Schema Registry, Apicurio's /apis/ccompat/v7, Karapace, Redpanda).
+struct SchemaRegistryBasicAuthConfig {
+  std::optional<std::string> user;
+  std::optional<std::string> password;  // a secret (support::is_secret_key); ${file:} / ${env} references
+};
+
+struct SchemaRegistryTlsConfig {
+  std::optional<std::filesystem::path> ca_file;    // the registry's CA (the system's when unset)
+  std::optional<std::filesystem::path> cert_file;  // client certificate, with key_file
+  std::optional<std::filesystem::path> key_file;
+};
+
+struct SchemaRegistryConfig {
+  std::optional<std::string> url;  // base URL of the API; unset: no registry (decode.format json only)
+  SchemaRegistryBasicAuthConfig basic_auth;
+  SchemaRegistryTlsConfig tls;
+  Millis timeout{5000};                            // connect, each read, and a whole answer
+  std::size_t cache_max_schemas = 1000;            // parsed schemas kept by id
+  std::size_t cache_max_bytes = 64 * 1024 * 1024;  // and the bytes they hold
+};
+
 // A route sends events of some types to a table with a key spec.
 // The key spec is given by exactly one of: preset (+ preset_params), key_file, key_yaml (inline
 // YAML text of a spec, kept with its source line for error messages).
@@ -169,6 +191,7 @@ struct Config {
   HBaseConfig hbase;
   WriterConfig writer;
   DecodeConfig decode;
+  SchemaRegistryConfig schema_registry;
   std::vector<RouteConfig> routes;  // at least one route or a default_route
   std::optional<RouteConfig> default_route;
   TableConfig table;

@@ -7,6 +7,7 @@
 #include "hbingest/config/config.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/hbase_admin.h"
+#include "hbingest/connectors/http_schema_registry.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/connectors/thrift2_options.h"
@@ -23,6 +24,9 @@ namespace hbingest::app {
 
 connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase);
 connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka);
+// The HTTP client's options; schema_registry.url must be set (check-config requires it wherever a
+// format reads schemas).
+connectors::HttpSchemaRegistryOptions schema_registry_options(const config::SchemaRegistryConfig& registry);
 connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& config);
 query::EngineOptions engine_options(const config::QueryConfig& query);
 connectors::WriteOptions write_options(const config::WriterConfig& writer);
