@@ -98,6 +98,11 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer) {
 ingest::PipelineOptions pipeline_options(const config::Config& config) {
   ingest::PipelineOptions options;
   options.decode = config.decode;
+  // Made whenever a url is set; only the formats that read schema ids ask it anything.
+  if (config.schema_registry.url) {
+    options.schema_registry = connectors::make_http_schema_registry(schema_registry_options(config.schema_registry));
+  }
+  options.schema_cache = {config.schema_registry.cache_max_schemas, config.schema_registry.cache_max_bytes};
   options.batch =
       ingest::BatchLimits{config.writer.batch_max_rows, config.writer.batch_max_bytes, config.writer.linger};
   options.flow = ingest::FlowLimits{config.writer.max_inflight_rows, config.writer.max_inflight_bytes,
