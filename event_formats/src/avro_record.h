@@ -1,0 +1,47 @@
+#pragma once
+// One Avro message as a Record: the top-level fields of its writer schema's record, in schema
+// order, viewing the generic value avro-c read it into. The values and their cell text are in
+// docs/formats.md, "Avro"; the text is what JsonEvent gives for the event's JSON twin.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "avro_schema.h"
+#include "cell_text.h"
+#include "hbingest/event_formats/record.h"
+
+namespace hbingest::event_formats::avro {
+
+class AvroRecord final : public Record {
+ public:
+  // Views `schema->value`, just read, until clear() or the next view().
+  void view(std::shared_ptr<const Schema> schema);
+  void clear();
+
+  std::optional<keyspec::FieldValue> field(std::string_view name) const override;
+  std::size_t member_count() const override { return members_.size(); }
+  std::string_view member_name(std::size_t i) const override;
+  keyspec::FieldValue member_value(std::size_t i) const override;
+  bool member_is_null(std::size_t i) const override;
+  void append_text(std::size_t i, std::string& out) const override;
+  std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
+
+ private:
+  struct Member {
+    avro_value_t value;   // a union's branch, not the union; owned by schema_->value
+    const Node* node;     // its type: never a union
+    std::string decimal;  // a decimal's text (member_value views it); capacity kept between messages
+  };
+  std::optional<std::size_t> index_of(std::string_view name) const;
+  void append_json(const avro_value_t& value, const Node& node) const;
+
+  std::shared_ptr<const Schema> schema_;
+  std::vector<Member> members_;  // capacity kept between messages
+  // append_text's writer of nested values and its scratch for bytes and decimals: buffers kept.
+  mutable CellTextFormatter formatter_;
+  mutable std::string scratch_;
+};
+
+}  // namespace hbingest::event_formats::avro
