@@ -30,8 +30,18 @@ class Checker {
         end_(payload.data() + payload.size()),
         items_left_(payload.size()) {}
 
-  std::optional<std::string> check(const Node& root) {
-    if (!value(root, 1)) return with_path();
+  std::optional<std::string> check(const Node& root, std::vector<FieldBytes>& fields) {
+    fields.clear();
+    for (const auto& field : root.fields) {
+      // A top-level union is its branch: the record's readers see the value, not the union.
+      const Node* node = field.node;
+      while (node->type == AVRO_UNION) {
+        if (!branch(*node, node)) return with_path(field.name);
+      }
+      const char* start = at_;
+      if (!value(*node, 2)) return with_path(field.name);
+      fields.push_back({node, std::string_view(start, static_cast<std::size_t>(at_ - start))});
+    }
     if (at_ != end_) {
       return std::to_string(end_ - at_) + " trailing bytes after the record (it ends at byte " +
              std::to_string(at_ - begin_) + ")";
@@ -46,10 +56,21 @@ class Checker {
     return false;
   }
   std::size_t left() const { return static_cast<std::size_t>(end_ - at_); }
-  std::string offset() const { return "byte " + std::to_string(at_ - begin_); }
+  std::size_t position() const { return static_cast<std::size_t>(at_ - begin_); }
+  static std::string byte(std::size_t position) { return "byte " + std::to_string(position); }
+  std::string offset() const { return byte(position()); }
 
-  // A zig-zag varint as avro-c reads one: at most 10 bytes.
+  // A zig-zag varint as Avro writes one: at most 10 bytes.
   bool varint(std::int64_t& out, const char* what) {
+    // One byte: most lengths, counts, indexes and small numbers.
+    if (at_ != end_ && (static_cast<unsigned char>(*at_) & 0x80) == 0) [[likely]] {
+      const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(*at_++));
+      out = static_cast<std::int64_t>((byte >> 1) ^ (~(byte & 1) + 1));
+      return true;
+    }
+    return long_varint(out, what);
+  }
+  bool long_varint(std::int64_t& out, const char* what) {
     std::uint64_t value = 0;
     for (int i = 0; i < 10; ++i) {
       if (at_ == end_) return fail("truncated: " + std::string(what) + " runs past the end (" + offset() + ")");
@@ -74,17 +95,28 @@ class Checker {
 
   // A length-prefixed string or bytes; `out` views it.
   bool bytes(std::string_view& out, const char* what) {
-    const auto start = offset();
+    const auto start = position();
     std::int64_t length = 0;
     if (!varint(length, what)) return false;
     if (length < 0)
-      return fail(std::string(what) + " length " + std::to_string(length) + " is negative (" + start + ")");
+      return fail(std::string(what) + " length " + std::to_string(length) + " is negative (" + byte(start) + ")");
     if (static_cast<std::uint64_t>(length) > left()) {
-      return fail("truncated: " + std::string(what) + " length " + std::to_string(length) + " at " + start + ", only " +
-                  std::to_string(left()) + " bytes left");
+      return fail("truncated: " + std::string(what) + " length " + std::to_string(length) + " at " + byte(start) +
+                  ", only " + std::to_string(left()) + " bytes left");
     }
     out = std::string_view(at_, static_cast<std::size_t>(length));
     at_ += length;
+    return true;
+  }
+
+  bool branch(const Node& node, const Node*& chosen) {
+    std::int64_t number = 0;
+    if (!varint(number, "union branch")) return false;
+    if (number < 0 || static_cast<std::uint64_t>(number) >= node.branches.size()) {
+      return fail("union branch " + std::to_string(number) + " is out of range (the union has " +
+                  std::to_string(node.branches.size()) + " branches)");
+    }
+    chosen = node.branches[static_cast<std::size_t>(number)];
     return true;
   }
 
@@ -132,14 +164,10 @@ class Checker {
                       std::to_string(node.symbols.size()) + " symbols)");
         }
         return true;
-      case AVRO_UNION:
-        if (!varint(number, "union branch")) return false;
-        if (number < 0 || static_cast<std::uint64_t>(number) >= node.branches.size()) {
-          return fail("union branch " + std::to_string(number) + " is out of range (the union has " +
-                      std::to_string(node.branches.size()) + " branches)");
-        }
-        if (value(*node.branches[static_cast<std::size_t>(number)], depth + 1)) return true;
-        return false;
+      case AVRO_UNION: {
+        const Node* chosen = nullptr;
+        return branch(node, chosen) && value(*chosen, depth + 1);
+      }
       case AVRO_RECORD:
         for (const auto& field : node.fields) {
           if (!value(*field.node, depth + 1)) {
@@ -161,28 +189,28 @@ class Checker {
     const bool map = node.type == AVRO_MAP;
     std::int64_t index = 0;
     for (;;) {
-      const auto start = offset();
+      const auto start = position();
       std::int64_t count = 0;
       if (!varint(count, map ? "map block count" : "array block count")) return false;
       if (count == 0) return true;
       if (count < 0) {
-        if (count == std::numeric_limits<std::int64_t>::min()) return fail("block count -2^63 at " + start);
+        if (count == std::numeric_limits<std::int64_t>::min()) return fail("block count -2^63 at " + byte(start));
         count = -count;
         std::int64_t block_bytes = 0;
         if (!varint(block_bytes, "block size")) return false;
         if (block_bytes < 0 || static_cast<std::uint64_t>(block_bytes) > left()) {
-          return fail("block size " + std::to_string(block_bytes) + " at " + start + ", " + std::to_string(left()) +
-                      " bytes left");
+          return fail("block size " + std::to_string(block_bytes) + " at " + byte(start) + ", " +
+                      std::to_string(left()) + " bytes left");
         }
       }
       const auto claimed = static_cast<std::uint64_t>(count);
       // Every item that is not written in zero bytes (and every map key) takes one byte at least.
       if ((map || !node.items->zero_bytes) && claimed > left()) {
-        return fail("truncated: a block of " + std::to_string(count) + " items at " + start + ", only " +
+        return fail("truncated: a block of " + std::to_string(count) + " items at " + byte(start) + ", only " +
                     std::to_string(left()) + " bytes left");
       }
       if (claimed > items_left_) {
-        return fail("a block of " + std::to_string(count) + " items at " + start +
+        return fail("a block of " + std::to_string(count) + " items at " + byte(start) +
                     ": more items in all than the message has bytes");
       }
       items_left_ -= claimed;
@@ -200,8 +228,8 @@ class Checker {
     }
   }
 
-  std::string with_path() const {
-    if (path_.empty()) return message_;
+  std::string with_path(const std::string& top) {
+    path_.push_back(top);
     std::string path;
     for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
       if (!path.empty() && it->front() != '[') path += '.';
@@ -220,8 +248,8 @@ class Checker {
 
 }  // namespace
 
-std::optional<std::string> check_binary(const Node& root, std::string_view payload) {
-  return Checker(payload).check(root);
+std::optional<std::string> check_binary(const Node& root, std::string_view payload, std::vector<FieldBytes>& fields) {
+  return Checker(payload).check(root, fields);
 }
 
 }  // namespace hbingest::event_formats::avro

@@ -1,13 +1,16 @@
 #pragma once
 // One Avro message as a Record: the top-level fields of its writer schema's record, in schema
-// order, viewing the generic value avro-c read it into. The values and their cell text are in
-// docs/formats.md, "Avro"; the text is what JsonEvent gives for the event's JSON twin.
+// order, read from the message's bytes where they are (strings and bytes are views into the
+// message), after check_binary found each field and checked every length, count and index.
+// The values and their cell text: docs/formats.md, "Avro"; the text is what JsonEvent gives for
+// the event's JSON twin.
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "avro_binary_check.h"
 #include "avro_schema.h"
 #include "cell_text.h"
 #include "hbingest/event_formats/record.h"
@@ -16,8 +19,9 @@ namespace hbingest::event_formats::avro {
 
 class AvroRecord final : public Record {
  public:
-  // Views `schema->value`, just read, until clear() or the next view().
-  void view(std::shared_ptr<const Schema> schema);
+  // Reads a message of `schema` whose fields check_binary found (views the message and `fields`
+  // until clear() or the next view()).
+  void view(std::shared_ptr<const Schema> schema, const std::vector<FieldBytes>& fields);
   void clear();
 
   std::optional<keyspec::FieldValue> field(std::string_view name) const override;
@@ -30,12 +34,12 @@ class AvroRecord final : public Record {
 
  private:
   struct Member {
-    avro_value_t value;   // a union's branch, not the union; owned by schema_->value
-    const Node* node;     // its type: never a union
-    std::string decimal;  // a decimal's text (member_value views it); capacity kept between messages
+    const Node* node = nullptr;  // never a union: check_binary gave the branch
+    std::string_view bytes;      // the value in the message
+    std::string decimal;         // a decimal's text (member_value views it); capacity kept between messages
   };
   std::optional<std::size_t> index_of(std::string_view name) const;
-  void append_json(const avro_value_t& value, const Node& node) const;
+  void append_json(const char*& at, const Node& node) const;
 
   std::shared_ptr<const Schema> schema_;
   std::vector<Member> members_;  // capacity kept between messages

@@ -10,27 +10,6 @@
 
 namespace hbingest::event_formats::avro {
 
-Value::Value(avro_value_iface_t& iface) {
-  if (avro_generic_value_new(&iface, &value_) != 0) {
-    value_ = {};
-    throw BadSchema("avro-c cannot make a value of the schema: " + last_error());
-  }
-}
-
-Value& Value::operator=(Value&& other) noexcept {
-  if (this != &other) {
-    reset();
-    value_ = other.value_;
-    other.value_ = {};
-  }
-  return *this;
-}
-
-void Value::reset() {
-  if (value_.iface != nullptr) avro_value_decref(&value_);
-  value_ = {};
-}
-
 std::string last_error() {
   std::string text = avro_strerror();
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -271,15 +250,12 @@ std::shared_ptr<const Schema> parse_schema(const connectors::RegisteredSchema& r
   if (avro_schema_from_json_length(text.data(), text.size(), &parsed) != 0) {
     throw BadSchema("avro-c cannot parse it: " + last_error());
   }
-  schema->schema.reset(parsed);
+  const SchemaPtr owned(parsed);
   schema->root = TreeBuilder(schema->nodes).build(parsed, &document, 1);
   if (schema->root->type != AVRO_RECORD) {
     throw BadSchema(std::string("the top level is ") + avro_schema_type_name(parsed) +
                     ", not a record: an event is a record of fields");
   }
-  schema->iface.reset(avro_generic_class_from_schema(parsed));
-  if (!schema->iface) throw BadSchema("avro-c cannot make a value class for it: " + last_error());
-  schema->value = Value(*schema->iface);
   return schema;
 }
 

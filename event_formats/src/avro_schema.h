@@ -1,8 +1,8 @@
 #pragma once
-// An Avro writer schema as the Avro format uses it: avro-c's parsed schema and generic value class,
-// and a tree of nodes that adds what avro-c 1.11.1 does not know (logical types, which it does not
-// parse) and what the format looks up per message (field names, enum symbols, which types can be
-// written in zero bytes). Made once per schema id (SchemaCache). docs/formats.md, "Avro".
+// An Avro writer schema as the Avro format uses it: avro-c parses and checks the schema, and a tree
+// of nodes made from avro-c's keeps what messages are read with (field names, enum symbols, fixed
+// sizes, which types are written in zero bytes) and what avro-c 1.11.1 does not know (logical
+// types, which it does not parse). Made once per schema id (SchemaCache). docs/formats.md, "Avro".
 
 #include <avro.h>
 
@@ -17,39 +17,11 @@
 
 namespace hbingest::event_formats::avro {
 
-// One deleter per avro-c handle type; every handle the format holds is one of these.
+// avro-c's schema handle, given back once (the format holds no other avro-c handle).
 struct SchemaDeleter {
   void operator()(avro_obj_t* schema) const { avro_schema_decref(schema); }
 };
-struct ValueIfaceDeleter {
-  void operator()(avro_value_iface_t* iface) const { avro_value_iface_decref(iface); }
-};
-struct ReaderDeleter {
-  void operator()(avro_reader_t_* reader) const { avro_reader_free(reader); }
-};
 using SchemaPtr = std::unique_ptr<avro_obj_t, SchemaDeleter>;
-using ValueIfacePtr = std::unique_ptr<avro_value_iface_t, ValueIfaceDeleter>;
-using ReaderPtr = std::unique_ptr<avro_reader_t_, ReaderDeleter>;
-
-// An avro_value_t owns a reference to what it points at (avro_value_decref), and is a struct, not
-// a pointer: this holds one, moves it, and gives it back once.
-class Value {
- public:
-  Value() = default;
-  explicit Value(avro_value_iface_t& iface);  // a new generic value of that class
-  ~Value() { reset(); }
-  Value(Value&& other) noexcept : value_(other.value_) { other.value_ = {}; }
-  Value& operator=(Value&& other) noexcept;
-  Value(const Value&) = delete;
-  Value& operator=(const Value&) = delete;
-
-  avro_value_t* get() { return &value_; }
-  const avro_value_t* get() const { return &value_; }
-
- private:
-  void reset();
-  avro_value_t value_{};
-};
 
 // Deeper schemas (records in records, arrays of maps, ...) are refused, and messages of recursive
 // schemas nested deeper are invalid: it bounds every recursion over a schema or a value.
@@ -82,15 +54,10 @@ struct Node {
   std::string name;                   // named types' full name, for messages
 };
 
-// Members in the order they are made: the value goes first, the schema last.
+// avro-c's parsed schema is not kept: the nodes hold copies of what messages are read with.
 struct Schema {
-  SchemaPtr schema;
-  ValueIfacePtr iface;
   std::deque<Node> nodes;  // a deque: nodes point at each other
   const Node* root = nullptr;
-  // The one generic value messages of this schema are read into, reset by each read: the cache
-  // that holds the schema belongs to one format, which is not thread-safe.
-  mutable Value value;
 };
 
 // Parses a registered Avro schema. A top level that is not a record, a schema nested deeper than

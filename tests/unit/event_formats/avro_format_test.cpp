@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -342,6 +343,41 @@ TEST(AvroFormat, ATypedTimestampIsTheEventTimeWhateverTheTimeFormat) {
   const auto message = order_message();
   ASSERT_FALSE(decoder.decode({"t", message, -1}, event));
   EXPECT_EQ(event.time_ms, 1700000000123);
+}
+
+TEST(AvroFormat, NonFiniteNumbersAndATimestampInAUnion) {
+  const std::string schema = R"({"type":"record","name":"N","fields":[
+    {"name":"ts","type":["null",{"type":"long","logicalType":"timestamp-millis"}]},
+    {"name":"x","type":"double"},{"name":"nested","type":{"type":"array","items":["float","double"]}}]})";
+  FakeSchemaRegistry registry;
+  registry.add(avro_schema(1, schema));
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const auto bytes = [&](bool with_time) {
+    return confluent_framed(1, avro_bytes(schema, [&](avro_value_t& record) {
+                              auto ts = field(record, "ts");
+                              auto chosen = branch(ts, with_time ? 1 : 0);
+                              with_time ? avro_value_set_long(&chosen, 1700000000123) : avro_value_set_null(&chosen);
+                              auto x = field(record, "x");
+                              avro_value_set_double(&x, std::numeric_limits<double>::infinity());
+                              auto nested = field(record, "nested");
+                              avro_value_t element;
+                              avro_value_append(&nested, &element, nullptr);
+                              auto as_float = branch(element, 0);
+                              avro_value_set_float(&as_float, std::numeric_limits<float>::quiet_NaN());
+                              avro_value_append(&nested, &element, nullptr);
+                              auto as_double = branch(element, 1);
+                              avro_value_set_double(&as_double, 0.1);
+                            }));
+  };
+  ASSERT_FALSE(format->parse(bytes(true)));
+  const Record& record = format->record();
+  EXPECT_EQ(record.typed_time_ms("ts"), 1700000000123) << "a [\"null\", timestamp] holding one";
+  EXPECT_EQ(text_of(record, 1), "inf");
+  EXPECT_EQ(text_of(record, 2), "[null,0.1]") << "JSON has no NaN";
+  ASSERT_FALSE(format->parse(bytes(false)));
+  EXPECT_FALSE(record.typed_time_ms("ts"));
+  EXPECT_TRUE(record.member_is_null(0));
+  EXPECT_EQ(record.field("ts"), keyspec::FieldValue{std::monostate{}});
 }
 
 // --- evolution ----------------------------------------------------------------------------------
