@@ -17,6 +17,8 @@
 namespace hbingest::event_formats {
 namespace {
 
+constexpr std::size_t kKeptMessageBytes = 64 * 1024;
+
 class AvroFormat final : public InputFormat {
  public:
   AvroFormat(connectors::SchemaRegistry& registry, SchemaCacheLimits limits)
@@ -29,6 +31,12 @@ class AvroFormat final : public InputFormat {
     if (auto* failure = std::get_if<DecodeFailure>(&cached)) return std::move(*failure);
     auto& schema = std::get<std::shared_ptr<const avro::Schema>>(cached);
     // A copy the record views, as JsonEvent keeps its own: the caller's bytes may go after parse().
+    // As JsonEvent does too, buffers a large message grew are given back at the next small one,
+    // so that one large event does not leave its size held for every event after it.
+    if (payload_.capacity() > kKeptMessageBytes && frame_.payload.size() <= kKeptMessageBytes) {
+      std::string().swap(payload_);
+      record_.release_buffers();
+    }
     payload_.assign(frame_.payload);
     if (const auto why = avro::check_binary(*schema->root, payload_, fields_)) return invalid(*why);
     record_.view(std::move(schema), fields_);

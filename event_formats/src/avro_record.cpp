@@ -173,6 +173,12 @@ void AvroRecord::clear() {
   schema_.reset();
 }
 
+void AvroRecord::release_buffers() {
+  formatter_ = CellTextFormatter();
+  std::string().swap(scratch_);
+  std::vector<Member>().swap(members_);
+}
+
 std::optional<std::size_t> AvroRecord::index_of(std::string_view name) const {
   if (!schema_) return std::nullopt;
   const auto& fields = schema_->root->fields;

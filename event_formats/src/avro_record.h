@@ -23,6 +23,8 @@ class AvroRecord final : public Record {
   // until clear() or the next view()).
   void view(std::shared_ptr<const Schema> schema, const std::vector<FieldBytes>& fields);
   void clear();
+  // Gives back the buffers append_text grew (they grow with the largest nested value).
+  void release_buffers();
 
   std::optional<keyspec::FieldValue> field(std::string_view name) const override;
   std::size_t member_count() const override { return members_.size(); }

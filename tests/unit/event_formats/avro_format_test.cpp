@@ -45,7 +45,7 @@ std::string avro_bytes(const std::string& schema_json, const std::function<void(
   avro_value_t value;
   EXPECT_EQ(avro_generic_value_new(iface.get(), &value), 0);
   fill(value);
-  std::string buffer(1 << 16, '\0');
+  std::string buffer(1 << 20, '\0');
   std::unique_ptr<avro_writer_t_, WriterDeleter> writer(avro_writer_memory(buffer.data(), buffer.size()));
   EXPECT_EQ(avro_value_write(writer.get(), &value), 0) << avro_strerror();
   buffer.resize(static_cast<std::size_t>(avro_writer_tell(writer.get())));
@@ -378,6 +378,32 @@ TEST(AvroFormat, NonFiniteNumbersAndATimestampInAUnion) {
   EXPECT_FALSE(record.typed_time_ms("ts"));
   EXPECT_TRUE(record.member_is_null(0));
   EXPECT_EQ(record.field("ts"), keyspec::FieldValue{std::monostate{}});
+}
+
+TEST(AvroFormat, ALargeMessageThenSmallOnesReadRight) {
+  // After a message above 64 KiB the format gives its buffers back at the next small one.
+  const std::string schema = R"({"type":"record","name":"B","fields":[{"name":"s","type":"string"},
+    {"name":"m","type":{"type":"map","values":"string"}}]})";
+  FakeSchemaRegistry registry;
+  registry.add(avro_schema(1, schema));
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const auto message = [&](const std::string& text) {
+    return confluent_framed(1, avro_bytes(schema, [&](avro_value_t& record) {
+                              set_string(field(record, "s"), text);
+                              auto map = field(record, "m");
+                              avro_value_t element;
+                              avro_value_add(&map, "k", &element, nullptr, nullptr);
+                              set_string(element, text);
+                            }));
+  };
+  const std::string large(40000, 'x');
+  ASSERT_FALSE(format->parse(message(large)));
+  EXPECT_EQ(text_of(format->record(), 1), R"({"k":")" + large + R"("})");
+  for (const std::string small : {"a", "bc"}) {
+    ASSERT_FALSE(format->parse(message(small)));
+    EXPECT_EQ(format->record().field("s"), keyspec::FieldValue{std::string_view(small)});
+    EXPECT_EQ(text_of(format->record(), 1), R"({"k":")" + small + R"("})");
+  }
 }
 
 // --- evolution ----------------------------------------------------------------------------------
