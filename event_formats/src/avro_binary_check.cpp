@@ -64,8 +64,8 @@ class Checker {
   bool varint(std::int64_t& out, const char* what) {
     // One byte: most lengths, counts, indexes and small numbers.
     if (at_ != end_ && (static_cast<unsigned char>(*at_) & 0x80) == 0) [[likely]] {
-      const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(*at_++));
-      out = static_cast<std::int64_t>((byte >> 1) ^ (~(byte & 1) + 1));
+      const auto bits = static_cast<std::uint64_t>(static_cast<unsigned char>(*at_++));
+      out = static_cast<std::int64_t>((bits >> 1) ^ (~(bits & 1) + 1));
       return true;
     }
     return long_varint(out, what);
@@ -74,9 +74,9 @@ class Checker {
     std::uint64_t value = 0;
     for (int i = 0; i < 10; ++i) {
       if (at_ == end_) return fail("truncated: " + std::string(what) + " runs past the end (" + offset() + ")");
-      const auto byte = static_cast<unsigned char>(*at_++);
-      value |= static_cast<std::uint64_t>(byte & 0x7F) << (7 * i);
-      if ((byte & 0x80) == 0) {
+      const auto next = static_cast<unsigned char>(*at_++);
+      value |= static_cast<std::uint64_t>(next & 0x7F) << (7 * i);
+      if ((next & 0x80) == 0) {
         out = static_cast<std::int64_t>((value >> 1) ^ (~(value & 1) + 1));
         return true;
       }

@@ -42,14 +42,19 @@ std::string avro_bytes(const std::string& schema_json, const std::function<void(
   }
   std::unique_ptr<avro_obj_t, SchemaDeleter> schema(raw_schema);
   std::unique_ptr<avro_value_iface_t, IfaceDeleter> iface(avro_generic_class_from_schema(schema.get()));
-  avro_value_t value;
+  struct Value {
+    avro_value_t value{};
+    ~Value() {
+      if (value.iface != nullptr) avro_value_decref(&value);
+    }
+  } owned;
+  avro_value_t& value = owned.value;
   EXPECT_EQ(avro_generic_value_new(iface.get(), &value), 0);
   fill(value);
   std::string buffer(1 << 20, '\0');
   std::unique_ptr<avro_writer_t_, WriterDeleter> writer(avro_writer_memory(buffer.data(), buffer.size()));
   EXPECT_EQ(avro_value_write(writer.get(), &value), 0) << avro_strerror();
   buffer.resize(static_cast<std::size_t>(avro_writer_tell(writer.get())));
-  avro_value_decref(&value);
   return buffer;
 }
 
