@@ -1,6 +1,7 @@
 #include "avro_schema.h"
 
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
@@ -10,15 +11,16 @@
 
 namespace hbingest::event_formats::avro {
 
+namespace {
+
+using nlohmann::json;
+
+// avro-c's last error text (avro_strerror), without a trailing newline.
 std::string last_error() {
   std::string text = avro_strerror();
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
 }
-
-namespace {
-
-using nlohmann::json;
 
 bool is_primitive(std::string_view name) {
   static const std::set<std::string_view> kPrimitives = {"null",  "boolean", "int",   "long",
@@ -246,6 +248,11 @@ std::shared_ptr<const Schema> parse_schema(const connectors::RegisteredSchema& r
   const std::string text = references.empty() ? registered.text : document.dump();
 
   auto schema = std::make_shared<Schema>();
+  // Debian's avro-c is built without thread-local errors: its error text is one process-wide
+  // buffer, so two pipeline threads parsing schemas at once would write it together. Schemas are
+  // parsed once per id, so one lock for all of avro-c costs nothing that matters.
+  static std::mutex avro_c;
+  const std::lock_guard lock(avro_c);
   avro_schema_t parsed = nullptr;
   if (avro_schema_from_json_length(text.data(), text.size(), &parsed) != 0) {
     throw BadSchema("avro-c cannot parse it: " + last_error());

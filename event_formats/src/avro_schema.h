@@ -67,7 +67,4 @@ struct Schema {
 std::shared_ptr<const Schema> parse_schema(const connectors::RegisteredSchema& registered,
                                            connectors::SchemaRegistry& registry);
 
-// avro-c's last error text (avro_strerror), without a trailing newline.
-std::string last_error();
-
 }  // namespace hbingest::event_formats::avro
