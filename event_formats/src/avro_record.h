@@ -1,7 +1,7 @@
 #pragma once
 // One Avro message as a Record: the top-level fields of its writer schema's record, in schema
-// order, read from the message's bytes where they are (strings and bytes are views into the
-// message), after check_binary found each field and checked every length, count and index.
+// order, read where they are in the message (the format's copy of it: strings and bytes are views
+// into it), after check_binary found each field and checked every length, count and index.
 // The values and their cell text: docs/formats.md, "Avro"; the text is what JsonEvent gives for
 // the event's JSON twin.
 
