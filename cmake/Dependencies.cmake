@@ -17,6 +17,8 @@ pkg_check_modules(THRIFT REQUIRED IMPORTED_TARGET thrift)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# Debian's libavro-dev (avro-c 1.11.1): the Avro input format (event_formats/src/avro_*.cpp).
+pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
 
 find_program(THRIFT_COMPILER thrift REQUIRED)
 

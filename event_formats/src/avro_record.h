@@ -1,0 +1,53 @@
+#pragma once
+// One Avro message as a Record: the top-level fields of its writer schema's record, in schema
+// order, read where they are in the message (the format's copy of it: strings and bytes are views
+// into it), after check_binary found each field and checked every length, count and index.
+// The values and their cell text: docs/formats.md, "Avro"; the text is what JsonEvent gives for
+// the event's JSON twin.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "avro_binary_check.h"
+#include "avro_schema.h"
+#include "cell_text.h"
+#include "hbingest/event_formats/record.h"
+
+namespace hbingest::event_formats::avro {
+
+class AvroRecord final : public Record {
+ public:
+  // Reads a message of `schema` whose fields check_binary found (views the message and `fields`
+  // until clear() or the next view()).
+  void view(std::shared_ptr<const Schema> schema, const std::vector<FieldBytes>& fields);
+  void clear();
+  // Gives back the buffers append_text grew (they grow with the largest nested value).
+  void release_buffers();
+
+  std::optional<keyspec::FieldValue> field(std::string_view name) const override;
+  std::size_t member_count() const override { return members_.size(); }
+  std::string_view member_name(std::size_t i) const override;
+  keyspec::FieldValue member_value(std::size_t i) const override;
+  bool member_is_null(std::size_t i) const override;
+  void append_text(std::size_t i, std::string& out) const override;
+  std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
+
+ private:
+  struct Member {
+    const Node* node = nullptr;  // never a union: check_binary gave the branch
+    std::string_view bytes;      // the value in the message
+    std::string decimal;         // a decimal's text (member_value views it); capacity kept between messages
+  };
+  std::optional<std::size_t> index_of(std::string_view name) const;
+  void append_json(const char*& at, const Node& node) const;
+
+  std::shared_ptr<const Schema> schema_;
+  std::vector<Member> members_;  // capacity kept between messages
+  // append_text's writer of nested values and its scratch for bytes and decimals: buffers kept.
+  mutable CellTextFormatter formatter_;
+  mutable std::string scratch_;
+};
+
+}  // namespace hbingest::event_formats::avro
