@@ -7,8 +7,9 @@
 // (proto2 optional, proto3 `optional`, a message, a oneof member) that is unset is null; a repeated
 // field or map is always present, [] or {} when empty.
 //
-// Views (names, strings, bytes) stay valid while the message is unchanged: until the format parses
-// its next message. Not thread-safe.
+// Nested values are written by recursion as deep as the message nests, which parsing bounds
+// (protobuf's recursion limit, 100). Views (names, strings, bytes) stay valid while the message is
+// unchanged: until the format parses its next message. Not thread-safe.
 
 #include <google/protobuf/message.h>
 
