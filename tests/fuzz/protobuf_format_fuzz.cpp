@@ -5,6 +5,12 @@
 // Properties: nothing crashes or throws; a refused value has a reason and a message; an accepted one
 // is accepted from both forms of the schema, with the same members, values and text; a null
 // member's text is empty; field(name) is member_value of that name.
+// Hostile schemas too: an input beginning with 'T' (which as message indexes would be a negative
+// count, refused) is .proto text, then a 0 byte, then a payload of its first message; one beginning
+// with 'S' is a 2-byte big-endian length, that many bytes of a serialized FileDescriptorProto
+// (given to the format in base64), then such a payload. Either schema may import legacy.proto.
+#include <openssl/evp.h>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -140,9 +146,47 @@ std::vector<Member> members(const InputFormat& format) {
   return out;
 }
 
+// A fuzzed schema (as the registry would give it) and a payload of its first message, through a new
+// format: the schema must be refused as bad_schema or read.
+void fuzz_schema(std::string schema_text, std::string_view payload) {
+  hbingest::testing::FakeSchemaRegistry fresh;
+  fresh.add_version("legacy", 1, RegisteredSchema{0, SchemaType::protobuf, kLegacy, {}});
+  fresh.add(RegisteredSchema{3, SchemaType::protobuf, std::move(schema_text), {{"legacy.proto", "legacy", 1}}});
+  const auto format = hbingest::event_formats::make_input_format(hbingest::config::EventFormat::protobuf, &fresh);
+  const auto failure =
+      format->parse(hbingest::testing::confluent_framed(3, std::string(1, '\0') + std::string(payload)));
+  if (failure) {
+    check(!failure->reason.empty() && !failure->message.empty());
+    check(failure->kind == hbingest::event_formats::DecodeFailure::Kind::invalid);
+    return;
+  }
+  (void)members(*format);
+}
+
+std::string base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (!input.empty() && input[0] == 'T') {
+    const auto end = std::min(input.find('\0', 1), input.size());
+    fuzz_schema(std::string(input.substr(1, end - 1)), input.substr(std::min(end + 1, input.size())));
+    return 0;
+  }
+  if (input.size() >= 3 && input[0] == 'S') {
+    const std::size_t length = std::min<std::size_t>(
+        (static_cast<std::size_t>(static_cast<unsigned char>(input[1])) << 8) | static_cast<unsigned char>(input[2]),
+        input.size() - 3);
+    fuzz_schema(base64(input.substr(3, length)), input.substr(3 + length));
+    return 0;
+  }
   static const std::unique_ptr<InputFormat> text_form =
       hbingest::event_formats::make_input_format(hbingest::config::EventFormat::protobuf, &registry());
   static const std::unique_ptr<InputFormat> descriptor_form =
