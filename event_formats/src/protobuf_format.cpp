@@ -19,7 +19,8 @@ namespace {
 namespace pb = google::protobuf;
 
 // A message parsed from a payload up to this size is cleared and reused for the next; after a
-// larger one it is made afresh, so one large event does not leave its memory held by the decoder.
+// larger one it is made afresh (and the record's text buffers too), so one large event does not
+// leave its memory held by the decoder for every event after it.
 constexpr std::size_t kKeptPayloadBytes = 64 * 1024;
 
 class ProtobufFormat final : public InputFormat {
@@ -35,6 +36,7 @@ class ProtobufFormat final : public InputFormat {
     if (large_.schema != nullptr) {
       large_.schema->forget_message(large_.type);
       large_ = {};
+      record_.release_buffers();
     }
     if (auto failure = read_confluent_frame(payload, true, frame_)) return failure;
     auto cached = schemas_.get(frame_.schema_id);

@@ -420,6 +420,12 @@ void ProtobufRecord::reset(const pb::Message* message) {
   copies_.clear();
 }
 
+void ProtobufRecord::release_buffers() {
+  json_.emplace();
+  std::string().swap(scratch_);  // (assigning an empty string would keep the capacity)
+  std::deque<std::string>().swap(copies_);
+}
+
 const FD& ProtobufRecord::member(std::size_t i) const {
   if (i >= member_count()) throw std::out_of_range("protobuf record: no member " + std::to_string(i));
   return *type_->field(static_cast<int>(i));
@@ -451,15 +457,15 @@ FieldValue ProtobufRecord::value_of(const FD& field) const {
 
 void ProtobufRecord::append_text(std::size_t i, std::string& out) const {
   const FD& field = member(i);
-  NestedWriter nested(json_, scratch_);
+  NestedWriter nested(*json_, scratch_);
   if (field.is_repeated()) {
-    json_.clear();
+    json_->clear();
     nested.field(*message_, field);
-    out.append(json_.str());
+    out.append(json_->str());
     return;
   }
   if (is_null(field)) return;
-  append_element_text({*message_, field, -1}, nested, json_, out);
+  append_element_text({*message_, field, -1}, nested, *json_, out);
 }
 
 std::optional<std::int64_t> ProtobufRecord::typed_time_ms(std::string_view name) const {

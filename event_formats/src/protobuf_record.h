@@ -14,6 +14,7 @@
 #include <google/protobuf/message.h>
 
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "cell_text.h"
@@ -25,6 +26,8 @@ class ProtobufRecord final : public Record {
  public:
   // Views `message` (nullptr: a record with no fields).
   void reset(const google::protobuf::Message* message);
+  // Gives back the buffers nested text grew to (after a large message: they only grow otherwise).
+  void release_buffers();
 
   std::optional<keyspec::FieldValue> field(std::string_view name) const override;
   std::size_t member_count() const override;
@@ -45,8 +48,10 @@ class ProtobufRecord final : public Record {
   // Strings reflection could give only as a copy (not the case of dynamic messages today), kept
   // until reset() so their views stay valid.
   mutable std::deque<std::string> copies_;
-  mutable CellTextFormatter json_;  // nested values' text, its buffer kept between values
-  mutable std::string scratch_;     // nested bytes' base64
+  // Nested values' text, its buffer kept between values. An optional, so that release_buffers()
+  // makes a new one: assigning one with an empty buffer would keep the old buffer's capacity.
+  mutable std::optional<CellTextFormatter> json_{std::in_place};
+  mutable std::string scratch_;  // nested bytes' base64
 };
 
 }  // namespace hbingest::event_formats

@@ -25,6 +25,7 @@
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/event_formats/json_event.h"
+#include "heap_in_use.h"
 
 namespace hbingest::event_formats {
 namespace {
@@ -785,6 +786,32 @@ TEST_F(ProtobufFormatTest, ALargeMessageDoesNotChangeTheNextOnes) {
     ASSERT_FALSE(format->parse(framed(1, {0}, order)));
     expect_same_as_json(format->record(), kOrderJson);
   }
+}
+
+// A producer's one large event (max_event_bytes allows up to 64 MiB) must not leave the message's
+// fields and the record's text buffers at its size for every event after it.
+TEST_F(ProtobufFormatTest, ALargeMessagesMemoryIsGivenBackAtTheNextOne) {
+  if (hbingest::testing::kSanitizerAllocator) GTEST_SKIP() << "sanitizer allocator: mallinfo2 does not see its heap";
+  auto big = producer_.make("shop.Order");
+  for (int i = 0; i < 200000; ++i) big->GetReflection()->AddString(big.get(), fd(*big, "tags"), "tag-00000000000042");
+  const std::string large = framed(1, {0}, big->SerializeAsString());
+  big.reset();
+  const std::string small = framed(1, {0}, make_order(producer_)->SerializeAsString());
+  const auto format = this->format();
+  std::string text;
+  ASSERT_FALSE(format->parse(small));
+  text = text_of(format->record(), index_of(format->record(), "tags"));
+  const auto before = hbingest::testing::heap_in_use();
+
+  ASSERT_FALSE(format->parse(large));
+  text = text_of(format->record(), index_of(format->record(), "tags"));  // the text buffer grows to it
+  EXPECT_GT(hbingest::testing::heap_in_use(), before + (8u << 20)) << "the large message, while it is read";
+
+  std::string().swap(text);
+  ASSERT_FALSE(format->parse(small));
+  text = text_of(format->record(), index_of(format->record(), "tags"));
+  EXPECT_EQ(text, R"(["x","y\n"])");
+  EXPECT_LT(hbingest::testing::heap_in_use(), before + (1u << 20)) << "held after the large message";
 }
 
 // ---- protobuf's own log ----
