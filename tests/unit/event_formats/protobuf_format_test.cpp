@@ -190,20 +190,22 @@ std::unique_ptr<pb::Message> make_order(Producer& producer) {
   r->AddString(&m, fd(m, "tags"), "x");
   r->AddString(&m, fd(m, "tags"), "y\n");
   // Entries given out of key order: the text has them in key order.
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::int64_t>>{{"b", -2}, {"a", 1}}) {
+  for (const auto& entry : std::vector<std::pair<std::string, std::int64_t>>{{"b", -2}, {"a", 1}}) {
     add_map_entry(
-        m, "counters", [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetString(&e, f, key); },
-        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetInt64(&e, f, value); });
+        m, "counters",
+        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetString(&e, f, entry.first); },
+        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetInt64(&e, f, entry.second); });
   }
   r->SetString(&m, fd(m, "card"), "visa");
   pb::Message& coupon = *r->MutableMessage(&m, fd(m, "coupon"));
   coupon.GetReflection()->SetString(&coupon, fd(coupon, "value"), "SPRING");
   set_timestamp(*r->AddMessage(&m, fd(m, "times")), 1700000000, 123000000);
   set_timestamp(*r->AddMessage(&m, fd(m, "times")), -1, 999999999);  // 1 ns before the epoch: -1 ms
-  for (const auto& [key, value] : std::vector<std::pair<std::int32_t, std::string>>{{10, "ten"}, {2, "two"}}) {
+  for (const auto& entry : std::vector<std::pair<std::int32_t, std::string>>{{10, "ten"}, {2, "two"}}) {
     add_map_entry(
-        m, "by_id", [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetInt32(&e, f, key); },
-        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetString(&e, f, value); });
+        m, "by_id",
+        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetInt32(&e, f, entry.first); },
+        [&](pb::Message& e, const pb::FieldDescriptor* f) { e.GetReflection()->SetString(&e, f, entry.second); });
   }
   r->SetUInt32(&m, fd(m, "small"), 4000000000u);
   return order;
