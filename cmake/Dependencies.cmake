@@ -22,6 +22,10 @@ pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
 
 find_program(THRIFT_COMPILER thrift REQUIRED)
 
+# Debian's libprotobuf-dev 3.21: the Protobuf input format (event_formats/src/protobuf_*.cpp). Its
+# libprotoc (compiler::Parser, for .proto text) has no pkg-config file and is linked by name.
+pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+
 if(HBINGEST_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -1,0 +1,60 @@
+#pragma once
+// A Protobuf schema from the registry, parsed once (docs/formats.md, "Protobuf"): its file and every
+// file it imports in a DescriptorPool of its own, a DynamicMessageFactory over it, and one reused
+// message per message type that events name.
+//
+// The registry gives a schema as .proto text or as base64 of a serialized FileDescriptorProto
+// (Apicurio, for schemas confluent-kafka's ProtobufSerializer registered); both are read. Imports
+// resolve through the schema's references (each fetched by subject and version and read the same
+// way, with its own references), and google/protobuf/*.proto files not given as references come
+// from the ones compiled into libprotobuf.
+//
+// Not thread-safe: a schema belongs to one format's cache (SchemaCache), which is one thread's.
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/message.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hbingest/connectors/schema_registry.h"
+
+namespace hbingest::event_formats {
+
+class ProtobufSchema {
+ public:
+  // Reads `schema` and its references (asking `registry` for them). Throws BadSchema (an import
+  // cycle, too many or too deep imports, a text that does not parse, a file that does not build),
+  // or SchemaRegistryUnavailable when a reference cannot be fetched now.
+  static std::shared_ptr<const ProtobufSchema> parse(const connectors::RegisteredSchema& schema,
+                                                     connectors::SchemaRegistry& registry);
+
+  std::int32_t id() const { return id_; }
+  const google::protobuf::FileDescriptor& file() const { return *file_; }
+
+  // The message type Confluent's message indexes name: [i] the file's i-th message, [i, j] its j-th
+  // nested message, and so on. nullptr when there is none, with `why` saying which index is out of range.
+  const google::protobuf::Descriptor* message_type(const std::vector<std::int32_t>& indexes, std::string& why) const;
+
+  // The message events of `type` are parsed into, made once and reused.
+  google::protobuf::Message& message(const google::protobuf::Descriptor* type) const;
+  // Lets the message of `type` go (with the memory a large message left in its fields).
+  void forget_message(const google::protobuf::Descriptor* type) const { messages_.erase(type); }
+
+ private:
+  ProtobufSchema() = default;
+
+  std::int32_t id_ = 0;
+  // Destroyed in reverse order: the messages before the factory that made them, both before the
+  // pool their descriptors live in.
+  std::unique_ptr<google::protobuf::DescriptorPool> pool_;
+  const google::protobuf::FileDescriptor* file_ = nullptr;
+  std::unique_ptr<google::protobuf::DynamicMessageFactory> factory_;
+  mutable std::unordered_map<const google::protobuf::Descriptor*, std::unique_ptr<google::protobuf::Message>> messages_;
+};
+
+}  // namespace hbingest::event_formats
