@@ -10,7 +10,6 @@
 #include <string_view>
 
 #include "hbingest/config/config.h"
-#include "hbingest/connectors/source.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
 
@@ -49,12 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (decoder == nullptr) decoder = new EventDecoder(decode_config(options));
   static const hbingest::keyspec::KeySpec kEvents = hbingest::keyspec::KeySpec::preset("events");
 
-  hbingest::connectors::SourceMessage message;
-  message.topic = "events";
-  message.partition = options & 7;
-  message.offset = static_cast<std::int64_t>(size) * 1000;
-  message.timestamp_ms = (options & 128) ? 1700000000123 : -1;
-  message.payload.assign(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const std::string payload(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const hbingest::event_formats::MessageView message{"events", payload, (options & 128) ? 1700000000123 : -1};
+  const std::int32_t partition = options & 7;
+  const auto offset = static_cast<std::int64_t>(size) * 1000;
 
   DecodedEvent event;
   if (const auto invalid = decoder->decode(message, event)) {
@@ -65,13 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(!event.cells.empty() || decode_config(options).columns == ColumnsMode::fields);
   if (event.ttl_ms) check(*event.ttl_ms > 0);
 
-  const hbingest::keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  const hbingest::keyspec::KafkaMeta meta{message.topic, partition, offset, message.timestamp_ms};
   std::string key;
   if (kEvents.encode(decoder->fields(), meta, key)) return 0;
   const auto parts = kEvents.decode(key);  // a key we just built must decode: DecodeError escapes as a crash
   check(parts.size() == 5);
   check(parts[1].text == event.event_type);
   if (decode_config(options).time_format == TimeFormat::auto_detect) check(parts[2].number == event.time_ms);
-  check(parts[3].number == message.partition && parts[4].number == message.offset);
+  check(parts[3].number == partition && parts[4].number == offset);
   return 0;
 }

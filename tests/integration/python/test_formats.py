@@ -134,6 +134,9 @@ def test_avro_protobuf_and_json_schema_rows_equal_their_json_twins(daemon_factor
         "kafka.topics": list(topics.values()),
         "dlq.topic": dlq,
         "decode.topic_formats": {topics[fmt]: fmt for fmt in framed},
+        # Four topics into one table: the key tells their partitions apart by the topic's hash.
+        "routes": [{"event_types": ["login", "order"], "table": table, "preset": "events_by_topic",
+                    "preset_params": {"buckets": "8"}}],
         "schema_registry.url": schema_peers.registry_url(),
     }).start()
     total = count * 5
