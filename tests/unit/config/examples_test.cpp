@@ -33,6 +33,16 @@ TEST(Examples, LocalMatchesTheDevStack) {
   EXPECT_EQ(c.routes[0].event_types, (std::vector<std::string>{"login", "order"}));
 }
 
+TEST(Examples, AvroAndProtobufReadTheDevStacksRegistry) {
+  for (const auto& [file, format] :
+       {std::pair{"avro.yaml", EventFormat::avro}, {"protobuf.yaml", EventFormat::protobuf}}) {
+    const Config c = load_config(kSourceDir / "config/examples" / file);
+    EXPECT_EQ(c.decode.format, format) << file;
+    EXPECT_EQ(c.schema_registry.url, "http://127.0.0.1:18081/apis/ccompat/v7") << file;
+    EXPECT_EQ(c.kafka.bootstrap_servers, "127.0.0.1:19092") << file;
+  }
+}
+
 TEST(Examples, ProductionLoadsWithItsSecrets) {
   // Same layout as /etc/hbingest: the config next to a secrets/ directory.
   const auto dir = std::filesystem::temp_directory_path() / ("hbingest-prod-" + std::to_string(::getpid()));
