@@ -12,8 +12,8 @@ on 3 (twins on 4). Every row must equal its twin, cell by cell.
 import json
 import schema_peers
 from confluent_kafka.serialization import MessageField, SerializationContext
-from support import consume_all, create_topic, key_position, now_ms, produce, query_events, scan_all, unique, \
-    wait_for
+from support import consume_all, create_topic, key_position, now_ms, produce, query_events, run_hbingest, scan_all, \
+    unique, wait_for
 
 PARTITION = {"avro": 1, "protobuf": 2, "json_schema": 3}
 TWIN_PARTITION = {"avro": 0, "protobuf": 4, "json_schema": 4}
@@ -94,7 +94,7 @@ def protobuf_of(module, e):
     return msg
 
 
-def test_avro_protobuf_and_json_schema_rows_equal_their_json_twins(daemon_factory):
+def test_avro_protobuf_and_json_schema_rows_equal_their_json_twins(daemon_factory, tmp_path):
     tag = unique("f")
     topics = {fmt: "%s_%s" % (tag, fmt) for fmt in ("json", "avro", "protobuf", "json_schema")}
     table, dlq = unique("tbl"), tag + "_dlq"
@@ -144,7 +144,8 @@ def test_avro_protobuf_and_json_schema_rows_equal_their_json_twins(daemon_factor
              "every event of every format stored")
     assert daemon.metric("hbingest_events_invalid_total") == 0, daemon.log_text()[-3000:]
 
-    rows = {key_position(key): cells for key, cells in scan_all(table)}
+    scanned = scan_all(table)
+    rows = {key_position(key): cells for key, cells in scanned}
     assert len(rows) == total, "one row per event"
     for fmt in framed:
         for offset in range(count):
@@ -161,3 +162,14 @@ def test_avro_protobuf_and_json_schema_rows_equal_their_json_twins(daemon_factor
     assert len(body["rows"]) == 5 * len([i for i in range(count) if i % 2 == 0])
     assert consume_all(dlq, 1, timeout=2) == []
     daemon.stop()
+
+    # `hbingest key build` reads a framed value as the daemon does: the same key, byte for byte.
+    keys = {key_position(key): key for key, _ in scanned}
+    for fmt, offset in (("avro", 2), ("protobuf", 3)):
+        value_file = tmp_path / ("%s.bin" % fmt)
+        value_file.write_bytes(framed[fmt][offset])
+        out = run_hbingest("key", "build", "--preset", "events_by_topic", "--param", "buckets=8", "--format", fmt,
+                           "--registry", schema_peers.registry_url(), "--event-file", str(value_file),
+                           "--topic", topics[fmt], "--partition", str(PARTITION[fmt]), "--offset", str(offset)).stdout
+        hex_line = next(line for line in out.splitlines() if line.startswith("hex:"))
+        assert hex_line.split()[1] == keys[(PARTITION[fmt], offset)].hex(), (fmt, out)
