@@ -6,14 +6,26 @@
 // failure: every message naming it is invalid, without asking the registry again.
 //
 // Registry failures are not cached: an unreachable registry is asked again at the next message
-// (the pipeline holds the partition and backs off meanwhile). Not thread-safe: one per format.
+// (the pipeline holds the partition and backs off meanwhile).
+//
+// The registry is asked on a thread of the cache's own, and get() waits for the answer only a
+// moment (kAnswerWait): a registry that is slow or black-holed (a whole timeout per request, one
+// request per reference) must not stop the pipeline thread, which serves every other partition,
+// the commits and the systemd watchdog. An answer that comes later is taken by the next get() of
+// the id (the pipeline's retry of the held partition). One id is asked at a time.
+// get() and stats() are not thread-safe: one cache per format, used by one thread.
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -38,26 +50,56 @@ class SchemaCache {
       std::function<std::shared_ptr<const Parsed>(const connectors::RegisteredSchema&, connectors::SchemaRegistry&)>;
   using Result = std::variant<std::shared_ptr<const Parsed>, DecodeFailure>;
 
+  // How long get() waits for the registry before it says "unavailable for now".
+  static constexpr std::chrono::milliseconds kAnswerWait{200};
+
   SchemaCache(connectors::SchemaRegistry& registry, connectors::SchemaType expected, SchemaCacheLimits limits,
               ParseFunction parse)
       : registry_(registry), expected_(expected), limits_(limits), parse_(std::move(parse)) {}
+  // Waits for a request in progress (at most the registry client's timeout per request).
+  ~SchemaCache() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+  }
+  SchemaCache(const SchemaCache&) = delete;
+  SchemaCache& operator=(const SchemaCache&) = delete;
 
   Result get(std::int32_t id) {
     if (const auto it = index_.find(id); it != index_.end()) {
       entries_.splice(entries_.begin(), entries_, it->second);  // most recently used first
       return it->second->result;
     }
-    Result result = fetch(id);
-    if (std::holds_alternative<DecodeFailure>(result) &&
-        std::get<DecodeFailure>(result).kind == DecodeFailure::Kind::unavailable) {
-      return result;
+    std::unique_lock lock(mutex_);
+    if (answer_ && answer_->id != id) {
+      // An answer for another id, asked before and not asked again since (its partition went):
+      // kept, and the registry thread is free for this one.
+      Answer other = *std::exchange(answer_, std::nullopt);
+      lock.unlock();
+      take(std::move(other));
+      lock.lock();
     }
-    entries_.push_front({id, result, 0});
-    entries_.front().bytes = text_bytes_;
-    bytes_ += text_bytes_;
-    index_[id] = entries_.begin();
-    evict();
-    return result;
+    if (!asked_ && !answer_) {
+      asked_ = id;
+      if (!thread_.joinable()) thread_ = std::jthread([this] { serve(); });
+      changed_.notify_all();
+    }
+    changed_.wait_for(lock, kAnswerWait, [&] { return answer_ && answer_->id == id; });
+    std::optional<Answer> answer;
+    if (answer_ && answer_->id == id) answer = std::exchange(answer_, std::nullopt);
+    const bool still_asking = asked_.has_value();
+    lock.unlock();
+    if (answer) {
+      take(*answer);
+      if (const auto it = index_.find(id); it != index_.end()) return it->second->result;
+      return answer->result;  // the registry could not answer: not kept
+    }
+    return failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable",
+                   "schema id " + std::to_string(id) + ": " + registry_.describe() +
+                       (still_asking ? " has not answered yet (still asking)" : " is busy with another schema"),
+                   id);
   }
 
   SchemaCacheStats stats() const { return {fetches_, fetch_failures_, entries_.size(), bytes_}; }
@@ -68,35 +110,80 @@ class SchemaCache {
     Result result;
     std::size_t bytes;
   };
+  // What the registry thread made of one id.
+  struct Answer {
+    std::int32_t id = 0;
+    Result result;
+    std::size_t text_bytes = 0;
+    bool answered = false;  // the registry answered (a schema or a 404), else it could not
+  };
 
   static DecodeFailure failure(DecodeFailure::Kind kind, std::string reason, std::string message, std::int32_t id) {
     return DecodeFailure{kind, std::move(reason), std::move(message), id};
   }
 
-  Result fetch(std::int32_t id) {
-    text_bytes_ = 0;
+  // On the pipeline thread: counts the answer and keeps it unless the registry could not answer.
+  void take(Answer answer) {
+    if (answer.answered) {
+      ++fetches_;
+    } else {
+      ++fetch_failures_;
+    }
+    const auto* failed = std::get_if<DecodeFailure>(&answer.result);
+    if ((failed != nullptr && failed->kind == DecodeFailure::Kind::unavailable) || index_.contains(answer.id)) return;
+    entries_.push_front({answer.id, answer.result, answer.text_bytes});
+    bytes_ += answer.text_bytes;
+    index_[answer.id] = entries_.begin();
+    evict();
+  }
+
+  // The registry thread: one id at a time, until the cache goes.
+  void serve() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [&] { return stopping_ || (asked_ && !answer_); });
+      if (stopping_) return;
+      const std::int32_t id = *asked_;
+      lock.unlock();
+      Answer answer = fetch(id);
+      lock.lock();
+      answer_ = std::move(answer);
+      asked_.reset();
+      changed_.notify_all();
+    }
+  }
+
+  Answer fetch(std::int32_t id) {
+    Answer answer;
+    answer.id = id;
     const std::string where = "schema id " + std::to_string(id);
     try {
       const auto schema = registry_.schema_by_id(id);
-      ++fetches_;
-      text_bytes_ = schema.text.size();
+      answer.answered = true;
+      answer.text_bytes = schema.text.size();
       if (schema.type != expected_) {
-        return failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
-                       where + " is a " + std::string(connectors::schema_type_name(schema.type)) +
-                           " schema, the topic's format expects " +
-                           std::string(connectors::schema_type_name(expected_)),
-                       id);
+        answer.result =
+            failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
+                    where + " is a " + std::string(connectors::schema_type_name(schema.type)) +
+                        " schema, the topic's format expects " + std::string(connectors::schema_type_name(expected_)),
+                    id);
+        return answer;
       }
-      return parse_(schema, registry_);
+      answer.result = parse_(schema, registry_);
     } catch (const connectors::SchemaNotFound& e) {
-      ++fetches_;
-      return failure(DecodeFailure::Kind::invalid, "unknown_schema", where + ": " + e.what(), id);
+      answer.answered = true;
+      answer.result = failure(DecodeFailure::Kind::invalid, "unknown_schema", where + ": " + e.what(), id);
     } catch (const connectors::SchemaRegistryUnavailable& e) {
-      ++fetch_failures_;
-      return failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable", where + ": " + e.what(), id);
+      answer.answered = false;
+      answer.result =
+          failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable", where + ": " + e.what(), id);
     } catch (const BadSchema& e) {
-      return failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+      answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+    } catch (const std::exception& e) {
+      // Whatever else a parser throws is about this schema, not the registry.
+      answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
     }
+    return answer;
   }
 
   void evict() {
@@ -114,9 +201,16 @@ class SchemaCache {
   std::list<Entry> entries_;  // most recently used first
   std::unordered_map<std::int32_t, typename std::list<Entry>::iterator> index_;
   std::size_t bytes_ = 0;
-  std::size_t text_bytes_ = 0;  // of the schema fetch() last got
   std::uint64_t fetches_ = 0;
   std::uint64_t fetch_failures_ = 0;
+
+  // Shared with the registry thread.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<std::int32_t> asked_;  // the id the registry thread is asking for, or is to ask for
+  std::optional<Answer> answer_;       // its answer, until get() takes it
+  bool stopping_ = false;
+  std::jthread thread_;  // last: joined first, while the state it uses is still there
 };
 
 }  // namespace hbingest::event_formats

@@ -4,6 +4,7 @@
 // pipeline runs; the switch and the count may be used from any thread meanwhile.
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -33,10 +34,26 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
       unavailable_ids_.erase(id);
     }
   }
+  // Calls for `id` wait until release_id(id) (a registry that does not answer, or answers late).
+  void block_id(std::int32_t id) {
+    const std::lock_guard lock(mutex_);
+    blocked_ids_.insert(id);
+  }
+  void release_id(std::int32_t id) {
+    {
+      const std::lock_guard lock(mutex_);
+      blocked_ids_.erase(id);
+    }
+    released_.notify_all();
+  }
   int calls() const { return calls_; }
 
   connectors::RegisteredSchema schema_by_id(std::int32_t id) override {
     ++calls_;
+    {
+      std::unique_lock lock(mutex_);
+      released_.wait(lock, [&] { return !blocked_ids_.contains(id); });
+    }
     if (unavailable_ || id_unavailable(id)) {
       throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
     }
@@ -63,7 +80,9 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   }
 
   mutable std::mutex mutex_;
+  std::condition_variable released_;
   std::set<std::int32_t> unavailable_ids_;
+  std::set<std::int32_t> blocked_ids_;
   std::map<std::int32_t, connectors::RegisteredSchema> by_id_;
   std::map<std::pair<std::string, std::int32_t>, connectors::RegisteredSchema> by_subject_;
   std::atomic<bool> unavailable_{false};

@@ -2,6 +2,9 @@
 // id, registry down, cached ids while it is down) and the fields as JSON reads them.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "fake_schema_registry.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
@@ -71,6 +74,49 @@ TEST(JsonSchemaFormat, ARegistryDownIsUnavailableForNewIdsOnlyAndNotRemembered) 
   EXPECT_EQ(format->schema_cache_stats().fetch_failures, 1u);
   registry.set_unavailable(false);
   EXPECT_FALSE(format->parse(confluent_framed(2, kEvent))) << "asked again once the registry is back";
+}
+
+// A registry that takes its time (black-holed: a whole timeout per request) must not stop the
+// thread that decodes: the answer is awaited only a moment, and taken when it comes.
+TEST(JsonSchemaFormat, ARegistryThatDoesNotAnswerStopsTheDecoderOnlyAMoment) {
+  FakeSchemaRegistry registry;
+  registry.add(json_schema(1));
+  registry.add(json_schema(2));
+  registry.block_id(2);
+  const auto format = make_input_format(config::EventFormat::json_schema, &registry);
+  const auto started = std::chrono::steady_clock::now();
+  auto failure = format->parse(confluent_framed(2, kEvent));
+  const auto waited = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->kind, DecodeFailure::Kind::unavailable);
+  EXPECT_NE(failure->message.find("has not answered yet"), std::string::npos) << failure->message;
+  EXPECT_LT(waited, std::chrono::seconds(5)) << "the decoder waited for the registry";
+  failure = format->parse(confluent_framed(2, kEvent));
+  ASSERT_TRUE(failure) << "still not answered";
+  EXPECT_EQ(registry.calls(), 1) << "asked once, not once per message";
+  registry.release_id(2);
+  for (int i = 0; i < 100 && format->parse(confluent_framed(2, kEvent)); ++i) {
+  }
+  EXPECT_FALSE(format->parse(confluent_framed(2, kEvent))) << "the late answer is taken";
+  EXPECT_FALSE(format->parse(confluent_framed(1, kEvent)));
+  EXPECT_EQ(format->schema_cache_stats().cached_schemas, 2u);
+}
+
+TEST(JsonSchemaFormat, AFormatGoneWhileItsRegistryIsAskedWaitsForTheAnswer) {
+  FakeSchemaRegistry registry;
+  registry.add(json_schema(2));
+  registry.block_id(2);
+  std::thread release;
+  {
+    const auto format = make_input_format(config::EventFormat::json_schema, &registry);
+    ASSERT_TRUE(format->parse(confluent_framed(2, kEvent)));
+    release = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      registry.release_id(2);
+    });
+  }  // the registry thread is joined here, with the request in flight: no use of a dead cache
+  release.join();
+  EXPECT_EQ(registry.calls(), 1);
 }
 
 TEST(JsonSchemaFormat, TheCacheIsBoundedInCount) {

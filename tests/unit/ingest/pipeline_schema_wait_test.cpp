@@ -130,6 +130,43 @@ TEST(PipelineSchemaWait, APartitionWaitsForItsSchemaAndResumesWhenTheRegistryAns
   EXPECT_EQ(letter.schema_id, 99);
 }
 
+// A registry that does not answer (black-holed: each request lasts its whole timeout) holds the
+// partition that needs it; the pipeline thread goes on with the others meanwhile.
+TEST(PipelineSchemaWait, ARegistryThatDoesNotAnswerHoldsOnlyThePartitionThatNeedsIt) {
+  SchemaHarness h;
+  // Schema 1 is cached before the registry stalls.
+  h.source.push("events", 0, 0, framed_login(1, 0));
+  h.source.push("events", 1, 0, framed_login(1, 10));
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  sinks.push_back(std::make_unique<FakeSink>(h.table));
+  WriterPool writers(std::move(sinks), {}, RetryPolicy{1ms, 5ms}, h.observer);
+  Pipeline pipeline(h.options, h.source, h.dead_letters, writers, h.router, h.observer, [] { return kNowMs; });
+  bool stalled = false;
+  bool released = false;
+  const auto failure = testing::run_pipeline_until(
+      pipeline,
+      [&] {
+        if (!stalled && h.rows() == 2) {
+          h.registry->block_id(2);
+          h.source.push("events", 0, 1, framed_login(2, 1));
+          for (int o = 1; o < 20; ++o) h.source.push("events", 1, o, framed_login(1, 10 + o));
+          stalled = true;
+        }
+        if (stalled && !released && h.rows() == 21 && h.source.committed({"events", 1}) == 20) {
+          EXPECT_EQ(h.source.committed({"events", 0}), 1);
+          h.registry->release_id(2);  // the answer comes at last
+          released = true;
+        }
+        return released && h.rows() == 22 && h.source.committed({"events", 0}) == 2;
+      },
+      20s);
+  if (!released) h.registry->release_id(2);
+  if (failure) std::rethrow_exception(failure);
+  EXPECT_TRUE(released) << "partition 1 waited for the registry's answer about partition 0's schema";
+  EXPECT_EQ(h.rows(), 22u);
+  EXPECT_EQ(h.dead_letters.delivered_count(), 0u);
+}
+
 TEST(PipelineSchemaWait, AWaitingPartitionRevokedCommitsNothingOfWhatWaitsAndLiftsItsPause) {
   SchemaHarness h;
   h.registry->set_unavailable(true);
