@@ -5,6 +5,9 @@ Preloads N valid login/order events into a fresh topic with `hbingest gen`, then
 round with the order rotated, each contender into a freshly bootstrapped pre-split table:
 
   hbingest  `hbingest run` with the default config (new consumer group each time)
+  hbingest_avro  the same, reading the same events as Confluent-framed Avro (a copy of the topic,
+            partition by partition, offset for offset, schemas registered in the stack's registry;
+            decode.format: avro): its cells must equal the JSON run's
   java      bench/peers/KafkaToHBase.java: KafkaConsumer + BufferedMutator, its own keys
   ceiling   build/bench/putmultiple_ceiling: prebuilt putMultiple batches through the same gateway
 
@@ -41,7 +44,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CONTENDERS = ("hbingest", "java", "ceiling")
+CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling")
 TTL_MS = 86_400_000  # 1 day: preloaded events must not expire (default 10 min) while the rounds run
 TIME_SPREAD = "2m"
 
@@ -201,11 +204,67 @@ class Bench:
         run(cmd)
         self.preloaded_at_ms = int(time.time() * 1000)
 
-    def config(self, table: str, group: str, http_port: int, overrides: dict | None = None) -> Path:
+    def preload_avro(self) -> None:
+        """The preloaded events again as Confluent-framed Avro in {topic}_avro: each partition copied in
+        order (same partitions, offsets, keys and timestamps, so the same row keys), each value
+        converted by build/bench/format_events_tool (bench/format_events.h, the CPU-path bench's
+        converter) with its schema registered in the stack's registry under {topic}_avro-<kind>-value."""
+        from confluent_kafka import Consumer, Producer, TopicPartition
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        tool = str(REPO / self.args.build_dir / "bench" / "format_events_tool")
+        registry = self.stack.env["HBINGEST_SCHEMA_REGISTRY"]
+        self.avro_topic = f"{self.topic}_avro"
+        ids = []
+        for kind in ("login", "order"):
+            body = json.dumps({"schema": run([tool, "schema", "avro", kind])}).encode()
+            request = urllib.request.Request(f"{registry}/subjects/{self.avro_topic}-{kind}-value/versions", body,
+                                             {"Content-Type": "application/vnd.schemaregistry.v1+json"})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                ids.append(str(json.load(answer)["id"]))
+        log(f"preloading the same events as Avro into {self.avro_topic} (schema ids {', '.join(ids)})")
+        admin = AdminClient({"bootstrap.servers": self.stack.kafka})
+        admin.create_topics([NewTopic(self.avro_topic, self.args.partitions, 1)])[self.avro_topic].result()
+        consumer = Consumer({"bootstrap.servers": self.stack.kafka, "group.id": f"{self.avro_topic}_copy",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(self.topic, p, 0) for p in range(self.args.partitions)])
+        messages = []
+        while len(messages) < self.args.events:
+            for m in consumer.consume(10000, timeout=10):
+                if m.error():
+                    raise RuntimeError(f"reading {self.topic}: {m.error()}")
+                messages.append(m)
+        consumer.close()
+        values = b"".join(m.value() + b"\n" for m in messages)
+        converted = subprocess.run([tool, "convert", "avro", *ids], input=values, stdout=subprocess.PIPE,
+                                   check=True).stdout.split()
+        # Idempotent, one request in flight per partition: each partition's order (and so each offset) kept.
+        producer = Producer({"bootstrap.servers": self.stack.kafka, "enable.idempotence": True, "linger.ms": 20})
+        for m, value in zip(messages, converted, strict=True):
+            while True:
+                try:
+                    producer.produce(self.avro_topic, value=bytes.fromhex(value.decode()), key=m.key(),
+                                     partition=m.partition(), timestamp=m.timestamp()[1])
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+        if producer.flush(60):
+            raise RuntimeError(f"producing {self.avro_topic}: messages left unsent")
+        # Same offsets: the copy's end offsets equal the original's, partition by partition.
+        consumer = Consumer({"bootstrap.servers": self.stack.kafka, "group.id": f"{self.avro_topic}_check"})
+        for p in range(self.args.partitions):
+            ends = [consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10) for t in (self.topic, self.avro_topic)]
+            if ends[0] != ends[1]:
+                raise BenchmarkBroken(f"{self.avro_topic} partition {p}: offsets {ends[1]}, {self.topic} has {ends[0]}")
+        consumer.close()
+        self.commands.append(f"{tool} convert avro {' '.join(ids)}  # each event of {self.topic}, into {self.avro_topic}")
+
+    def config(self, table: str, group: str, http_port: int, overrides: dict | None = None, avro: bool = False) -> Path:
         """The daemon's config: defaults, except where the benchmark must say where and how long."""
         writer = dict(overrides or {})
         cfg = {
-            "kafka": {"bootstrap_servers": self.stack.kafka, "group_id": group, "topics": [self.topic]},
+            "kafka": {"bootstrap_servers": self.stack.kafka, "group_id": group,
+                      "topics": [self.avro_topic if avro else self.topic]},
             "hbase": {"endpoints": [self.stack.thrift2]},
             "routes": [{"event_types": ["login", "order"], "table": table, "preset": "events",
                         "preset_params": {"buckets": str(self.args.buckets)}}],
@@ -216,6 +275,9 @@ class Bench:
         }
         if writer:
             cfg["writer"] = writer
+        if avro:
+            cfg["decode"] = {"format": "avro"}
+            cfg["schema_registry"] = {"url": self.stack.env["HBINGEST_SCHEMA_REGISTRY"]}
         if self.args.kafka_property:
             cfg["kafka"]["properties"] = dict(kv.split("=", 1) for kv in self.args.kafka_property)
         path = self.tmp / f"{table}.yaml"
@@ -253,10 +315,15 @@ class Bench:
 
     # -- one run of each contender
 
-    def run_hbingest(self, table: str, rnd: int, overrides: dict | None = None, query_load: "QueryLoad | None" = None
-                     ) -> Result:
+    def run_hbingest_avro(self, table: str, rnd: int) -> Result:
+        result = self.run_hbingest(table, rnd, avro=True)
+        result.contender = "hbingest_avro"
+        return result
+
+    def run_hbingest(self, table: str, rnd: int, overrides: dict | None = None, query_load: "QueryLoad | None" = None,
+                     avro: bool = False) -> Result:
         port = free_port()
-        config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides)
+        config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides, avro)
         cmd = [self.hb, "run", "--config", str(config)]
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
@@ -615,6 +682,12 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             for other in ("java", "ceiling"):
                 if other in med:
                     lines.append(f"- hbingest / {other} (median events/s): **{med['hbingest'] / med[other]:.2f}**")
+            if "hbingest_avro" in med:
+                cpu = {c: statistics.median([r.cpu_per_million for r in results if r.contender == c])
+                       for c in ("hbingest", "hbingest_avro")}
+                lines.append(f"- hbingest, the same events as Avro / as JSON: median events/s "
+                             f"**{med['hbingest_avro'] / med['hbingest']:.2f}**, daemon CPU per event (median) "
+                             f"**{cpu['hbingest_avro']:.2f} µs / {cpu['hbingest']:.2f} µs**")
         lines += [
             "",
             "hbingest and java: wall time from process start until every event is stored (hbingest: its "
@@ -715,6 +788,8 @@ def main() -> int:
     stack = stack_up()
     bench = Bench(args, stack)
     bench.preload()
+    if "hbingest_avro" in contenders:
+        bench.preload_avro()
     results, sweep, queries = [], [], []
     out = REPO / args.out
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <string_view>
+#include <unordered_set>
 
 #include "protobuf_log.h"
 #include "schema_cache.h"
@@ -293,10 +294,31 @@ const pb::Descriptor* ProtobufSchema::message_type(const std::vector<std::int32_
   return type;
 }
 
-pb::Message& ProtobufSchema::message(const pb::Descriptor* type) const {
-  auto& slot = messages_[type];
-  if (slot == nullptr) slot.reset(factory_->GetPrototype(type)->New());
-  return *slot;
+namespace {
+
+bool may_lack_required(const pb::Descriptor& type, std::unordered_set<const pb::Descriptor*>& seen) {
+  if (!seen.insert(&type).second) return false;
+  if (type.extension_range_count() > 0) return true;  // an extension may be a message that has some
+  for (int i = 0; i < type.field_count(); ++i) {
+    const pb::FieldDescriptor& field = *type.field(i);
+    if (field.is_required()) return true;
+    if (field.cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && may_lack_required(*field.message_type(), seen)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const ProtobufSchema::MessageType& ProtobufSchema::message_info(const pb::Descriptor* type) const {
+  auto& slot = types_[type];
+  if (slot.prototype == nullptr) {
+    std::unordered_set<const pb::Descriptor*> seen;
+    slot.may_lack_required = may_lack_required(*type, seen);
+    slot.prototype = factory_->GetPrototype(type);
+  }
+  return slot;
 }
 
 }  // namespace hbingest::event_formats

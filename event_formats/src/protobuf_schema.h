@@ -40,21 +40,26 @@ class ProtobufSchema {
   // nested message, and so on. nullptr when there is none, with `why` saying which index is out of range.
   const google::protobuf::Descriptor* message_type(const std::vector<std::int32_t>& indexes, std::string& why) const;
 
-  // The message events of `type` are parsed into, made once and reused.
-  google::protobuf::Message& message(const google::protobuf::Descriptor* type) const;
-  // Lets the message of `type` go (with the memory a large message left in its fields).
-  void forget_message(const google::protobuf::Descriptor* type) const { messages_.erase(type); }
+  // What parsing a message of `type` needs: the prototype each event's message is made from (on
+  // the format's arena), and whether such a message can lack a required field (a proto2
+  // `required` in it or in a message it can hold, or an extension range): only then is a parsed
+  // message checked for them. Made once per type and kept.
+  struct MessageType {
+    const google::protobuf::Message* prototype = nullptr;
+    bool may_lack_required = false;
+  };
+  const MessageType& message_info(const google::protobuf::Descriptor* type) const;
 
  private:
   ProtobufSchema() = default;
 
   std::int32_t id_ = 0;
-  // Destroyed in reverse order: the messages before the factory that made them, both before the
-  // pool their descriptors live in.
+  // Destroyed in reverse order: the factory (and its prototypes) before the pool their
+  // descriptors live in.
   std::unique_ptr<google::protobuf::DescriptorPool> pool_;
   const google::protobuf::FileDescriptor* file_ = nullptr;
   std::unique_ptr<google::protobuf::DynamicMessageFactory> factory_;
-  mutable std::unordered_map<const google::protobuf::Descriptor*, std::unique_ptr<google::protobuf::Message>> messages_;
+  mutable std::unordered_map<const google::protobuf::Descriptor*, MessageType> types_;
 };
 
 }  // namespace hbingest::event_formats

@@ -733,6 +733,27 @@ message R { required string event_id = 1; optional int64 ts = 2; optional string
   expect_same_as_json(format->record(), R"({"event_id":"x","ts":null,"note":null})");
 }
 
+// The check for required fields is skipped only for types that cannot lack one: a required field
+// inside a nested message (of a recursive type, in a repeated field) is still found missing.
+TEST_F(ProtobufFormatTest, RequiredFieldsOfNestedMessagesMustBeThere) {
+  constexpr const char* kProto2 = R"(syntax = "proto2";
+message Top { optional string event_id = 1; repeated Node nodes = 2; }
+message Node { optional Node child = 1; optional Leaf leaf = 2; }
+message Leaf { required int64 id = 1; })";
+  registry_.add(proto_schema(61, kProto2));
+  const auto format = this->format();
+  // nodes[0].child.leaf is an empty Leaf: its id is missing.
+  auto failure = format->parse(framed(61, {0}, std::string("\x0a\x01x\x12\x04\x0a\x02\x12\x00", 9)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "invalid_protobuf");
+  EXPECT_NE(failure->message.find("id"), std::string::npos) << failure->message;
+  // With the id (nodes[0].child.leaf.id = 1) it reads.
+  ASSERT_FALSE(format->parse(framed(61, {0}, std::string("\x0a\x01x\x12\x06\x0a\x04\x12\x02\x08\x01", 11))));
+  // An empty Node: no Leaf set, nothing missing. An empty Leaf lacks its id.
+  ASSERT_FALSE(format->parse(framed(61, {1}, "")));
+  ASSERT_TRUE(format->parse(framed(61, {2}, "")));
+}
+
 // ---- the cache and the registry ----
 
 TEST_F(ProtobufFormatTest, UnknownIdsAreInvalidAndARegistryDownHoldsOnlyNewIds) {
