@@ -100,6 +100,8 @@ class CellTextFormatter {
     if (plain < unescaped.size()) put_escaped(unescaped.substr(plain));
     put('"');
   }
+  // Text that is JSON already (a key quoted once for every message of its type), as it is.
+  void raw(std::string_view json) { put(json); }
   void clear() { used_ = 0; }
   std::string_view str() const { return {buffer_.data(), used_}; }
 

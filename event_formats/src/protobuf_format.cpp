@@ -1,7 +1,12 @@
 // decode.format: protobuf — the Confluent frame (magic 0, schema id, message indexes) around one
-// serialized Protobuf message, decoded as a dynamic message of the type the indexes name in the
-// registry's schema (protobuf_schema.h) and read as a Record (protobuf_record.h). docs/formats.md,
-// "Protobuf".
+// serialized Protobuf message of the type the indexes name in the registry's schema
+// (protobuf_schema.h), read as a Record. docs/formats.md, "Protobuf".
+//
+// A message is read from its wire bytes in place (protobuf_wire.h, protobuf_wire_record.h) when
+// the checking pass accepts it, which costs a fraction of libprotobuf's parse. Any other (invalid
+// bytes, a type with required fields or extensions, the rare forms the check leaves alone) is
+// decoded as a dynamic message and read through reflection (protobuf_record.h): libprotobuf
+// decides what is valid and says why not, and both readings give the same record.
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 
@@ -14,6 +19,7 @@
 #include "protobuf_log.h"
 #include "protobuf_record.h"
 #include "protobuf_schema.h"
+#include "protobuf_wire_record.h"
 #include "schema_cache.h"
 
 namespace hbingest::event_formats {
@@ -38,17 +44,23 @@ pb::ArenaOptions arena_options(char* block) {
 
 class ProtobufFormat final : public InputFormat {
  public:
-  ProtobufFormat(connectors::SchemaRegistry& registry, SchemaCacheLimits limits)
-      : schemas_(registry, connectors::SchemaType::protobuf, limits,
+  ProtobufFormat(connectors::SchemaRegistry& registry, SchemaCacheLimits limits, ProtobufReading reading)
+      : in_place_(reading == ProtobufReading::in_place),
+        schemas_(registry, connectors::SchemaType::protobuf, limits,
                  [](const connectors::RegisteredSchema& schema, connectors::SchemaRegistry& r) {
                    return ProtobufSchema::parse(schema, r);
                  }) {}
 
   std::optional<DecodeFailure> parse(std::string_view payload) override {
     record_.reset(nullptr);
+    wire_record_.clear();
+    active_ = &wire_record_;
     // The last message goes; the arena keeps its first block and frees the rest.
-    arena_.Reset();
-    if (std::exchange(large_, false)) record_.release_buffers();
+    if (std::exchange(arena_used_, false)) arena_.Reset();
+    if (std::exchange(large_, false)) {
+      record_.release_buffers();
+      wire_record_.release_buffers();
+    }
     if (auto failure = read_confluent_frame(payload, true, frame_)) return failure;
     auto cached = schemas_.get(frame_.schema_id);
     if (auto* failure = std::get_if<DecodeFailure>(&cached)) return std::move(*failure);
@@ -57,20 +69,32 @@ class ProtobufFormat final : public InputFormat {
     const pb::Descriptor* type = schema->message_type(frame_.message_indexes, why);
     if (type == nullptr) return invalid("bad_message_index", std::move(why));
 
-    // Each message made afresh on the arena: clearing a reused dynamic message goes through
-    // reflection field by field, and cost more than parsing it (bench/README.md, "Per format").
-    // The schema is kept while the arena holds a message of it (and the record views it), even if
-    // the cache lets it go.
+    // The schema is kept while a record views a message of it (its tables, or the arena's
+    // message), even if the cache lets it go.
     current_ = std::move(schema);
     const auto& info = current_->message_info(type);
-    pb::Message& message = *info.prototype->New(&arena_);
     large_ = frame_.payload.size() > kKeptPayloadBytes;
+    if (in_place_ && info.wire != nullptr) {
+      // The record views the bytes until the next message: a copy of them, as the caller's go.
+      if (payload_.capacity() > kKeptPayloadBytes && !large_) std::string().swap(payload_);
+      payload_.assign(frame_.payload);
+      if (checker_.check(*info.wire, payload_, wire_record_.layout())) {
+        wire_record_.reset(*info.wire, payload_);
+        return std::nullopt;
+      }
+    }
+
+    // Each message made afresh on the arena: clearing a reused dynamic message goes through
+    // reflection field by field, and cost more than parsing it (bench/README.md, "Per format").
+    arena_used_ = true;
+    pb::Message& message = *info.prototype->New(&arena_);
     if (auto failure = decode(message, *type, info.may_lack_required)) return failure;
     record_.reset(&message);
+    active_ = &record_;
     return std::nullopt;
   }
 
-  const Record& record() const override { return record_; }
+  const Record& record() const override { return *active_; }
   SchemaCacheStats schema_cache_stats() const override { return schemas_.stats(); }
 
  private:
@@ -108,9 +132,15 @@ class ProtobufFormat final : public InputFormat {
 
   // Member order: the record views a message of current_'s type on the arena, so both are declared
   // after current_ (and go first); the arena before its block.
+  const bool in_place_;
   SchemaCache<ProtobufSchema> schemas_;
   std::shared_ptr<const ProtobufSchema> current_;
   ProtobufRecord record_;
+  pbwire::Checker checker_;
+  std::string payload_;  // the last message's bytes, read in place; capacity kept
+  ProtobufWireRecord wire_record_;
+  const Record* active_ = &wire_record_;  // the record of the last message
+  bool arena_used_ = false;               // the arena holds the last message
   ConfluentFrame frame_;
   bool large_ = false;  // the last payload was above kKeptPayloadBytes
   std::unique_ptr<char[]> arena_block_ = std::make_unique<char[]>(kArenaBlockBytes);
@@ -119,9 +149,10 @@ class ProtobufFormat final : public InputFormat {
 
 }  // namespace
 
-std::unique_ptr<InputFormat> make_protobuf_format(connectors::SchemaRegistry& registry, SchemaCacheLimits limits) {
+std::unique_ptr<InputFormat> make_protobuf_format(connectors::SchemaRegistry& registry, SchemaCacheLimits limits,
+                                                  ProtobufReading reading) {
   route_protobuf_logs();
-  return std::make_unique<ProtobufFormat>(registry, limits);
+  return std::make_unique<ProtobufFormat>(registry, limits, reading);
 }
 
 }  // namespace hbingest::event_formats

@@ -317,6 +317,7 @@ const ProtobufSchema::MessageType& ProtobufSchema::message_info(const pb::Descri
     std::unordered_set<const pb::Descriptor*> seen;
     slot.may_lack_required = may_lack_required(*type, seen);
     slot.prototype = factory_->GetPrototype(type);
+    if (!slot.may_lack_required) slot.wire = &wire_tables_.get(*type);
   }
   return slot;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hbingest/connectors/schema_registry.h"
+#include "protobuf_wire_table.h"
 
 namespace hbingest::event_formats {
 
@@ -43,10 +44,13 @@ class ProtobufSchema {
   // What parsing a message of `type` needs: the prototype each event's message is made from (on
   // the format's arena), and whether such a message can lack a required field (a proto2
   // `required` in it or in a message it can hold, or an extension range): only then is a parsed
-  // message checked for them. Made once per type and kept.
+  // message checked for them. Made once per type and kept. And the table its messages' wire bytes
+  // are read in place with (protobuf_wire.h); nullptr when they are all read through libprotobuf
+  // (a message that can lack a required field, or hold extensions).
   struct MessageType {
     const google::protobuf::Message* prototype = nullptr;
     bool may_lack_required = false;
+    const pbwire::Table* wire = nullptr;
   };
   const MessageType& message_info(const google::protobuf::Descriptor* type) const;
 
@@ -59,6 +63,7 @@ class ProtobufSchema {
   std::unique_ptr<google::protobuf::DescriptorPool> pool_;
   const google::protobuf::FileDescriptor* file_ = nullptr;
   std::unique_ptr<google::protobuf::DynamicMessageFactory> factory_;
+  mutable pbwire::WireTables wire_tables_;
   mutable std::unordered_map<const google::protobuf::Descriptor*, MessageType> types_;
 };
 

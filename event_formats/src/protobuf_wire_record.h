@@ -1,0 +1,65 @@
+#pragma once
+// One Protobuf message as a Record, read from its wire bytes in place (protobuf_wire.h) after
+// Checker::check accepted them: the same members, values and cell text as ProtobufRecord reads
+// through libprotobuf's reflection (protobuf_record.h, which says what presence and nesting read
+// as), at a fraction of the cost. Nested messages are read when rendered, from their bytes.
+//
+// Views (names, strings, bytes) stay valid while the payload and the schema do: until the format
+// parses its next message. Not thread-safe.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cell_text.h"
+#include "hbingest/event_formats/record.h"
+#include "protobuf_wire.h"
+
+namespace hbingest::event_formats {
+
+class ProtobufWireRecord final : public Record {
+ public:
+  // The layout Checker::check fills for the message reset() views next.
+  pbwire::Layout& layout() { return layout_; }
+  // Views the checked message `bytes` of `table`'s type, its layout().
+  void reset(const pbwire::Table& table, std::string_view bytes);
+  // Views no message: a record with no fields.
+  void clear() {
+    table_ = nullptr;
+    bytes_ = {};
+  }
+  // Gives back the buffers nested text grew to (after a large message: they only grow otherwise).
+  void release_buffers();
+
+  std::optional<keyspec::FieldValue> field(std::string_view name) const override;
+  std::size_t member_count() const override { return table_ != nullptr ? table_->fields.size() : 0; }
+  std::string_view member_name(std::size_t i) const override;
+  keyspec::FieldValue member_value(std::size_t i) const override;
+  bool member_is_null(std::size_t i) const override;
+  void append_text(std::size_t i, std::string& out) const override;
+  std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
+
+ private:
+  const pbwire::Field& member(std::size_t i) const {
+    if (i >= member_count()) [[unlikely]]
+      no_member(i);
+    return table_->fields[i];
+  }
+  [[noreturn]] void no_member(std::size_t i) const;
+  keyspec::FieldValue value_of(std::size_t i) const;
+  bool is_null(std::size_t i) const;
+
+  const pbwire::Table* table_ = nullptr;
+  std::string_view bytes_;
+  pbwire::Layout layout_;
+  // Nested messages' layouts while their text is written, one per depth (each its own
+  // allocation: a deeper one added keeps the shallower ones where they are).
+  mutable std::vector<std::unique_ptr<pbwire::Layout>> nested_;
+  // As ProtobufRecord's: nested values' text and nested bytes' base64, their buffers kept.
+  mutable std::optional<CellTextFormatter> json_{std::in_place};
+  mutable std::string scratch_;
+};
+
+}  // namespace hbingest::event_formats
