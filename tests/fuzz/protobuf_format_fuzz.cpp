@@ -4,22 +4,28 @@
 // Input: what follows the schema id in a frame: the message indexes, then the payload.
 // Properties: nothing crashes or throws; a refused value has a reason and a message; an accepted one
 // is accepted from both forms of the schema, with the same members, values and text; a null
-// member's text is empty; field(name) is member_value of that name.
+// member's text is empty; field(name) is member_value of that name. And the format's reading of
+// the wire bytes in place (protobuf_wire.h) agrees with its reference, libprotobuf's dynamic message
+// read through reflection, on every input: the same refusal (reason and message) or the same
+// members, values, text and typed times.
 // Hostile schemas too: an input beginning with 'T' (which as message indexes would be a negative
 // count, refused) is .proto text, then a 0 byte, then a payload of its first message; one beginning
 // with 'S' is a 2-byte big-endian length, that many bytes of a serialized FileDescriptorProto
 // (given to the format in base64), then such a payload. Either schema may import legacy.proto.
 #include <openssl/evp.h>
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fake_schema_registry.h"
+#include "formats.h"
 #include "hbingest/event_formats/format_factory.h"
 
 namespace {
@@ -110,6 +116,13 @@ hbingest::testing::FakeSchemaRegistry& registry() {
     r->add_version("legacy", 1, RegisteredSchema{0, SchemaType::protobuf, kLegacy, {}});
     r->add(RegisteredSchema{1, SchemaType::protobuf, kRich, references});
     r->add(RegisteredSchema{2, SchemaType::protobuf, kRichDescriptorBase64, references});
+    // kRich without legacy.Old: a type that can lack a required field is read through libprotobuf
+    // only, so Event is read in place from this one alone.
+    std::string proto3_only = kRich;
+    for (const std::string_view line : {"import \"legacy.proto\";\n", "  legacy.Old old = 39;\n"}) {
+      proto3_only.erase(proto3_only.find(line), line.size());
+    }
+    r->add(RegisteredSchema{4, SchemaType::protobuf, proto3_only, {}});
     return r;
   }();
   return *fake;
@@ -122,6 +135,16 @@ struct Member {
   bool null;
 };
 
+// A FieldValue as text that tells every value apart (a double by its bits: NaN is not NaN).
+std::string value_text(const hbingest::keyspec::FieldValue& value) {
+  std::string out = std::to_string(value.index()) + ":";
+  if (const auto* s = std::get_if<std::string_view>(&value)) out += std::string(*s);
+  if (const auto* n = std::get_if<std::int64_t>(&value)) out += std::to_string(*n);
+  if (const auto* d = std::get_if<double>(&value)) out += std::to_string(std::bit_cast<std::uint64_t>(*d));
+  if (const auto* b = std::get_if<bool>(&value)) out += *b ? "true" : "false";
+  return out;
+}
+
 // Reads every member of the format's record, checking it against itself on the way.
 std::vector<Member> members(const InputFormat& format) {
   const auto& record = format.record();
@@ -132,18 +155,41 @@ std::vector<Member> members(const InputFormat& format) {
     const auto value = record.member_value(i);
     m.null = record.member_is_null(i);
     check(m.null == std::holds_alternative<std::monostate>(value));
-    m.value = std::to_string(value.index());
-    if (const auto* s = std::get_if<std::string_view>(&value)) m.value += std::string(*s);
-    if (const auto* n = std::get_if<std::int64_t>(&value)) m.value += std::to_string(*n);
+    m.value = value_text(value);
     record.append_text(i, m.text);
     if (m.null) check(m.text.empty());
     const auto by_name = record.field(m.name);
     check(by_name.has_value() && *by_name == value);
     out.push_back(std::move(m));
   }
-  (void)record.typed_time_ms("ts");
-  (void)record.typed_time_ms("event_id");
+  // The typed times, as members too, so that both readings must agree on them.
+  for (const char* name : {"ts", "event_id", "no_such_field"}) {
+    const auto ms = record.typed_time_ms(name);
+    out.push_back(Member{std::string("typed_time_ms ") + name, ms ? std::to_string(*ms) : "none", {}, false});
+  }
   return out;
+}
+
+// Both readings of the same payload: the same refusal, or the same members.
+void check_same(const std::optional<hbingest::event_formats::DecodeFailure>& fast, const InputFormat& fast_format,
+                const std::optional<hbingest::event_formats::DecodeFailure>& reference,
+                const InputFormat& reference_format) {
+  check(fast.has_value() == reference.has_value());
+  if (fast) {
+    check(fast->reason == reference->reason && fast->message == reference->message);
+    return;
+  }
+  const auto a = members(fast_format);
+  const auto b = members(reference_format);
+  check(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    check(a[i].name == b[i].name && a[i].value == b[i].value && a[i].text == b[i].text && a[i].null == b[i].null);
+  }
+}
+
+std::unique_ptr<InputFormat> reference_format(hbingest::connectors::SchemaRegistry& r) {
+  return hbingest::event_formats::make_protobuf_format(r, {},
+                                                       hbingest::event_formats::ProtobufReading::through_libprotobuf);
 }
 
 // A fuzzed schema (as the registry would give it) and a payload of its first message, through a new
@@ -153,8 +199,10 @@ void fuzz_schema(std::string schema_text, std::string_view payload) {
   fresh.add_version("legacy", 1, RegisteredSchema{0, SchemaType::protobuf, kLegacy, {}});
   fresh.add(RegisteredSchema{3, SchemaType::protobuf, std::move(schema_text), {{"legacy.proto", "legacy", 1}}});
   const auto format = hbingest::event_formats::make_input_format(hbingest::config::EventFormat::protobuf, &fresh);
-  const auto failure =
-      format->parse(hbingest::testing::confluent_framed(3, std::string(1, '\0') + std::string(payload)));
+  const auto framed = hbingest::testing::confluent_framed(3, std::string(1, '\0') + std::string(payload));
+  const auto failure = format->parse(framed);
+  const auto reference = reference_format(fresh);
+  check_same(failure, *format, reference->parse(framed), *reference);
   if (failure) {
     check(!failure->reason.empty() && !failure->message.empty());
     check(failure->kind == hbingest::event_formats::DecodeFailure::Kind::invalid);
@@ -193,8 +241,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       hbingest::event_formats::make_input_format(hbingest::config::EventFormat::protobuf, &registry());
   const std::string_view rest(reinterpret_cast<const char*>(data), size);
 
+  static const std::unique_ptr<InputFormat> reference = reference_format(registry());
   const auto from_text = text_form->parse(hbingest::testing::confluent_framed(1, rest));
   const auto from_descriptor = descriptor_form->parse(hbingest::testing::confluent_framed(2, rest));
+  check_same(from_text, *text_form, reference->parse(hbingest::testing::confluent_framed(1, rest)), *reference);
+  const auto proto3_only = hbingest::testing::confluent_framed(4, rest);
+  check_same(text_form->parse(proto3_only), *text_form, reference->parse(proto3_only), *reference);
+  text_form->parse(hbingest::testing::confluent_framed(1, rest));  // (what the checks below read)
+  reference->parse(hbingest::testing::confluent_framed(1, rest));
   check(from_text.has_value() == from_descriptor.has_value());
   if (from_text) {
     check(!from_text->reason.empty() && !from_text->message.empty());
