@@ -1,5 +1,7 @@
 #include "protobuf_wire.h"
 
+#include <cstring>
+
 namespace hbingest::event_formats::pbwire {
 
 namespace {
@@ -14,7 +16,13 @@ bool valid_utf8(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p != end) {
-    // Eight ASCII bytes at a time: most text is.
+    // Sixteen, then eight ASCII bytes at a time: most text is.
+    while (end - p >= 16) {
+      std::uint64_t words[2];
+      std::memcpy(words, p, 16);
+      if (((words[0] | words[1]) & 0x8080808080808080u) != 0) break;
+      p += 16;
+    }
     while (end - p >= 8) {
       std::uint64_t word = 0;
       std::memcpy(&word, p, 8);
@@ -53,21 +61,14 @@ bool valid_utf8(std::string_view text) {
 
 bool Checker::check(const Table& table, std::string_view bytes, Layout& top) {
   top.reset(table);
-  seen_.clear();
   return message(table, Cursor{bytes.data(), bytes.data() + bytes.size()}, 0, &top);
 }
 
 bool Checker::message(const Table& table, Cursor in, int depth, Layout* top) {
-  // Which singular message fields this message has had: a word of bits for the usual message
-  // of up to 64 fields, else this message's bits in seen_, given back however it ends.
-  std::uint64_t few_seen = 0;
-  const bool many = table.fields.size() > 64;
-  struct Frame {
-    std::vector<std::uint64_t>& seen;
-    std::size_t base;
-    ~Frame() { seen.resize(base); }
-  } frame{seen_, seen_.size()};
-  if (many) seen_.resize(frame.base + (table.fields.size() + 63) / 64, 0);
+  // Which singular message fields this message has had, one bit each: a message of more fields
+  // than bits (rare) is left to libprotobuf.
+  if (table.fields.size() > 64) return false;
+  std::uint64_t seen = 0;
 
   const auto element = [&](const Field& field, const Item& item) {
     switch (field.kind) {
@@ -104,10 +105,9 @@ bool Checker::message(const Table& table, Cursor in, int depth, Layout* top) {
       if (!element(field, item)) return false;
       if (field.kind == Kind::message && !field.repeated) {
         // Given twice, libprotobuf merges the two messages.
-        std::uint64_t& word = many ? seen_[frame.base + static_cast<std::size_t>(index) / 64] : few_seen;
-        const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-        if ((word & bit) != 0) return false;
-        word |= bit;
+        const std::uint64_t bit = std::uint64_t{1} << index;
+        if ((seen & bit) != 0) return false;
+        seen |= bit;
       }
     } else if (wire_type == length_delimited && field.packable) {
       Cursor packed{item.bytes.data(), item.bytes.data() + item.bytes.size()};

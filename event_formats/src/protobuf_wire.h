@@ -168,18 +168,16 @@ class Layout {
   std::uint32_t stamp_ = 0;
 };
 
-// The checking pass. Keeps its scratch between messages, so that checking allocates nothing once warm.
+// The checking pass. Allocates nothing.
 class Checker {
  public:
   // Whether `bytes` is a message of `table`'s type that the readers read exactly as libprotobuf
-  // would; `top` gets the top-level fields' layout.
+  // would; `top` gets the top-level fields' layout. A message of a type of more than 64 fields
+  // (or holding one) is left to libprotobuf.
   bool check(const Table& table, std::string_view bytes, Layout& top);
 
  private:
   bool message(const Table& table, Cursor in, int depth, Layout* top);
-
-  // Per message being checked (a stack): which singular message fields it has had.
-  std::vector<std::uint64_t> seen_;
 };
 
 // Scans a message already checked: `layout` gets its singular fields.

@@ -386,6 +386,7 @@ void append_element_text(const Field& field, const Item& item, NestedWriter& nes
 }  // namespace
 
 void ProtobufWireRecord::reset(const Table& table, std::string_view bytes) {
+  timestamp_at_ = nullptr;
   table_ = &table;
   bytes_ = bytes;
 }
@@ -422,11 +423,21 @@ bool ProtobufWireRecord::is_null(std::size_t i) const {
   return !field.repeated && field.presence && !layout_.present(*table_, i);
 }
 
+std::int64_t ProtobufWireRecord::timestamp_ms(const Field& field, const Item& item) const {
+  if (timestamp_at_ != item.bytes.data() || timestamp_at_ == nullptr) {
+    timestamp_ms_ = event_formats::timestamp_ms(*field.nested, item.bytes);
+    timestamp_at_ = item.bytes.data();
+  }
+  return timestamp_ms_;
+}
+
 FieldValue ProtobufWireRecord::value_of(std::size_t i) const {
   const Field& field = table_->fields[i];
   if (field.repeated) return NestedValue{};
   if (is_null(i)) return std::monostate{};
-  return element_value(field, layout_.value(*table_, i));
+  const Item item = layout_.value(*table_, i);
+  if (field.kind == Kind::message && field.shape == Shape::timestamp) return timestamp_ms(field, item);
+  return element_value(field, item);
 }
 
 void ProtobufWireRecord::append_text(std::size_t i, std::string& out) const {
@@ -439,7 +450,10 @@ void ProtobufWireRecord::append_text(std::size_t i, std::string& out) const {
     return;
   }
   if (is_null(i)) return;
-  append_element_text(field, layout_.value(*table_, i), nested, *json_, out);
+  const Item item = layout_.value(*table_, i);
+  if (field.kind == Kind::message && field.shape == Shape::timestamp)
+    return append_integer(timestamp_ms(field, item), out);
+  append_element_text(field, item, nested, *json_, out);
 }
 
 std::optional<std::int64_t> ProtobufWireRecord::typed_time_ms(std::string_view name) const {
@@ -451,7 +465,7 @@ std::optional<std::int64_t> ProtobufWireRecord::typed_time_ms(std::string_view n
       !layout_.present(*table_, static_cast<std::size_t>(i))) {
     return std::nullopt;
   }
-  return timestamp_ms(*field.nested, layout_.value(*table_, static_cast<std::size_t>(i)).bytes);
+  return timestamp_ms(field, layout_.value(*table_, static_cast<std::size_t>(i)));
 }
 
 }  // namespace hbingest::event_formats

@@ -27,6 +27,7 @@ class ProtobufWireRecord final : public Record {
   void reset(const pbwire::Table& table, std::string_view bytes);
   // Views no message: a record with no fields.
   void clear() {
+    timestamp_at_ = nullptr;
     table_ = nullptr;
     bytes_ = {};
   }
@@ -50,6 +51,12 @@ class ProtobufWireRecord final : public Record {
   [[noreturn]] void no_member(std::size_t i) const;
   keyspec::FieldValue value_of(std::size_t i) const;
   bool is_null(std::size_t i) const;
+
+  // A top-level Timestamp's ms, read by the decoder up to three times (its time, its value, its
+  // cell text): the one last read, by where its bytes are (nullptr: none).
+  std::int64_t timestamp_ms(const pbwire::Field& field, const pbwire::Item& item) const;
+  mutable const char* timestamp_at_ = nullptr;
+  mutable std::int64_t timestamp_ms_ = 0;
 
   const pbwire::Table* table_ = nullptr;
   std::string_view bytes_;

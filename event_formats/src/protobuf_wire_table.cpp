@@ -139,8 +139,12 @@ Shape shape_of(const pb::Descriptor& type) {
 }
 
 int Table::find(std::string_view name) const {
+  // The size and first byte tell most names apart without a call to memcmp.
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].name == name) return static_cast<int>(i);
+    const std::string_view candidate = fields[i].name;
+    if (candidate.size() == name.size() && (name.empty() || candidate[0] == name[0]) && candidate == name) {
+      return static_cast<int>(i);
+    }
   }
   return -1;
 }
