@@ -10,6 +10,15 @@ namespace {
 // recursion limit) and refuses deeper ones: events nest a few levels.
 constexpr int kMaxDepth = 64;
 
+// Whether a short text is all ASCII, checked where it is called: most strings of events are short
+// and ASCII, and a call cost as much as checking them.
+inline bool ascii(std::string_view text) {
+  if (text.size() > 32) return false;
+  unsigned char any = 0;
+  for (const char c : text) any |= static_cast<unsigned char>(c);
+  return any < 0x80;
+}
+
 // Structurally valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF), what
 // libprotobuf requires of a proto3 string.
 bool valid_utf8(std::string_view text) {
@@ -76,7 +85,7 @@ bool Checker::message(const Table& table, Cursor in, int depth, Layout* top) {
         return !field.closed_enum ||
                field.descriptor->enum_type()->FindValueByNumber(static_cast<std::int32_t>(item.raw)) != nullptr;
       case Kind::string:
-        return !field.check_utf8 || valid_utf8(item.bytes);
+        return !field.check_utf8 || ascii(item.bytes) || valid_utf8(item.bytes);
       case Kind::message:
         return depth < kMaxDepth &&
                message(*field.nested, Cursor{item.bytes.data(), item.bytes.data() + item.bytes.size()}, depth + 1,
