@@ -25,7 +25,8 @@ case $format in
   json) functions="JsonFormat::parse JsonEvent::parse JsonEvent::append_text JsonEvent::field" ;;
   json_schema) functions="JsonSchemaFormat::parse read_confluent_frame JsonEvent::parse JsonEvent::append_text JsonEvent::field" ;;
   avro) functions="AvroFormat::parse Checker::value AvroRecord::view AvroRecord::append_text AvroRecord::field" ;;
-  protobuf) functions="ProtobufFormat::parse Message::ParsePartialFromArray MessageLite::ParsePartialFromArray ProtobufRecord::append_text ProtobufRecord::field" ;;
+  # (the wire bytes read in place; libprotobuf's parse and record for messages left to it)
+  protobuf) functions="ProtobufFormat::parse Checker::check ProtobufWireRecord::append_text ProtobufWireRecord::field Message::ParsePartialFromArray MessageLite::ParsePartialFromArray ProtobufRecord::append_text ProtobufRecord::field" ;;
   *) echo "$usage" >&2 && exit 2 ;;
 esac
 [[ -x $bench ]] || { echo "$bench: not built (scripts/build.sh)" >&2 && exit 2; }
