@@ -103,6 +103,9 @@ class CellTextFormatter {
   // Text that is JSON already (a key quoted once for every message of its type), as it is.
   void raw(std::string_view json) { put(json); }
   void clear() { used_ = 0; }
+  // What is written so far, and going back to an earlier size of it (a value begun and given up).
+  std::size_t size() const { return used_; }
+  void truncate(std::size_t size) { used_ = std::min(used_, size); }
   std::string_view str() const { return {buffer_.data(), used_}; }
 
  private:

@@ -14,9 +14,15 @@ constexpr int kMaxDepth = 64;
 // and ASCII, and a call cost as much as checking them.
 inline bool ascii(std::string_view text) {
   if (text.size() > 32) return false;
-  unsigned char any = 0;
-  for (const char c : text) any |= static_cast<unsigned char>(c);
-  return any < 0x80;
+  std::uint64_t any = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, text.data() + i, 8);
+    any |= word;
+  }
+  for (; i < text.size(); ++i) any |= static_cast<unsigned char>(text[i]);
+  return (any & 0x8080808080808080u) == 0;
 }
 
 // Structurally valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF), what

@@ -137,6 +137,11 @@ class NestedWriter {
       : json_(json), scratch_(scratch), layouts_(layouts) {}
 
   void message(const Table& table, std::string_view bytes, std::size_t depth) {
+    if (table.in_number_order) {
+      const std::size_t mark = json_.size();
+      if (message_in_order(table, bytes, depth)) return;
+      json_.truncate(mark);
+    }
     while (layouts_.size() <= depth) layouts_.push_back(std::make_unique<Layout>());
     Layout& layout = *layouts_[depth];
     pbwire::scan(table, bytes, layout);
@@ -146,6 +151,39 @@ class NestedWriter {
       field(table, bytes, layout, i, depth + 1);
     }
     json_.end_object();
+  }
+
+  // A message whose fields come as writers write them (in declaration order, which is number
+  // order, each at most once, none unknown or of another wire type), in one pass over its bytes and
+  // without a layout; false, having written part of it, for any other.
+  bool message_in_order(const Table& table, std::string_view bytes, std::size_t depth) {
+    pbwire::Cursor in{bytes.data(), bytes.data() + bytes.size()};
+    std::uint32_t tag = 0;
+    Item item;
+    bool have = false;  // a field read and not yet written: tag, item
+    const auto next = [&] {
+      have = !in.done();
+      return !have || (in.tag(tag) && pbwire::read_value(in, static_cast<std::uint8_t>(tag & 7), item));
+    };
+    if (!next()) return false;
+    json_.start_object();
+    for (std::size_t i = 0; i < table.fields.size(); ++i) {
+      const Field& field = table.fields[i];
+      json_.raw(std::string_view(field.json_key).substr(i == 0 ? 1 : 0));
+      if (have && (tag >> 3) == field.number) {
+        if ((tag & 7) != field.wire_type) return false;
+        const Item value = item;
+        if (!next() || (have && (tag >> 3) == field.number)) return false;  // given again: the last wins
+        element(field, value, depth + 1);
+      } else if (field.presence) {
+        json_.null_atom();
+      } else {
+        element(field, pbwire::default_item(field), depth + 1);
+      }
+    }
+    if (have) return false;  // a field out of order, unknown, or given again
+    json_.end_object();
+    return true;
   }
 
   // Field `i` of a message (its bytes and layout); `depth` is where messages in it go.

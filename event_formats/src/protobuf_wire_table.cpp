@@ -219,6 +219,11 @@ Table& WireTables::make(const pb::Descriptor& type) {
     }
   }
   std::sort(table.by_large_number.begin(), table.by_large_number.end());
+  table.in_number_order = table.oneof_count == 0;
+  for (std::size_t i = 0; i < table.fields.size(); ++i) {
+    const Field& field = table.fields[i];
+    if (field.repeated || (i > 0 && field.number <= table.fields[i - 1].number)) table.in_number_order = false;
+  }
   return table;
 }
 

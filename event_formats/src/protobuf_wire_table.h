@@ -75,6 +75,9 @@ struct Table {
   const google::protobuf::Descriptor* type = nullptr;
   std::vector<Field> fields;  // declaration order: the record's members
   int oneof_count = 0;
+  // Every field singular and outside oneofs, numbered in declaration order: a message written as
+  // writers write it (each field once, in number order) can then be read in one pass.
+  bool in_number_order = false;
   // Field index by number: dense for the usual small numbers, sorted pairs for the rest.
   std::vector<std::int32_t> by_small_number;  // index + 1, 0 for none
   std::vector<std::pair<std::uint32_t, int>> by_large_number;
