@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -174,11 +175,20 @@ std::vector<Member> members(const InputFormat& format) {
 void check_same(const std::optional<hbingest::event_formats::DecodeFailure>& fast, const InputFormat& fast_format,
                 const std::optional<hbingest::event_formats::DecodeFailure>& reference,
                 const InputFormat& reference_format) {
-  check(fast.has_value() == reference.has_value());
-  if (fast) {
-    check(fast->reason == reference->reason && fast->message == reference->message);
-    return;
+  // The schema cache waits for the registry only a moment (schema_cache.h): on a loaded machine a
+  // schema parsed under ASan can take longer, and that format's answer is "unavailable for now".
+  // That is timing, not reading.
+  const auto unavailable = [](const auto& failure) {
+    return failure && failure->kind == hbingest::event_formats::DecodeFailure::Kind::unavailable;
+  };
+  if (unavailable(fast) || unavailable(reference)) return;
+  if (fast.has_value() != reference.has_value() ||
+      (fast && (fast->reason != reference->reason || fast->message != reference->message))) {
+    std::fprintf(stderr, "in place: %s\nreference: %s\n", fast ? (fast->reason + ": " + fast->message).c_str() : "read",
+                 reference ? (reference->reason + ": " + reference->message).c_str() : "read");
+    std::abort();
   }
+  if (fast) return;
   const auto a = members(fast_format);
   const auto b = members(reference_format);
   check(a.size() == b.size());
@@ -205,6 +215,7 @@ void fuzz_schema(std::string schema_text, std::string_view payload) {
   check_same(failure, *format, reference->parse(framed), *reference);
   if (failure) {
     check(!failure->reason.empty() && !failure->message.empty());
+    if (failure->kind == hbingest::event_formats::DecodeFailure::Kind::unavailable) return;  // (timing, as above)
     check(failure->kind == hbingest::event_formats::DecodeFailure::Kind::invalid);
     return;
   }
