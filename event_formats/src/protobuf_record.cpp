@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "protobuf_wire_table.h"
+
 namespace hbingest::event_formats {
 
 namespace pb = google::protobuf;
@@ -21,32 +23,10 @@ using FD = pb::FieldDescriptor;
 
 namespace {
 
-// Message types read as a value rather than as a nested object.
-enum class Shape { plain, timestamp, wrapper };
-
-// google.protobuf.Timestamp and the wrappers (StringValue, Int64Value, ...), known by name and
-// checked by shape: a schema may bring its own file of that name, and reading a field through
-// reflection as a type it is not aborts.
-Shape shape_of(const pb::Descriptor& type) {
-  constexpr std::string_view kPackage = "google.protobuf.";
-  const std::string_view name = type.full_name();
-  if (name.substr(0, kPackage.size()) != kPackage) return Shape::plain;
-  const std::string_view local = name.substr(kPackage.size());
-  if (local == "Timestamp") {
-    const FD* seconds = type.FindFieldByNumber(1);
-    const FD* nanos = type.FindFieldByNumber(2);
-    const bool shaped = type.field_count() == 2 && seconds != nullptr && nanos != nullptr &&
-                        seconds->type() == FD::TYPE_INT64 && nanos->type() == FD::TYPE_INT32 &&
-                        !seconds->is_repeated() && !nanos->is_repeated();
-    return shaped ? Shape::timestamp : Shape::plain;
-  }
-  constexpr std::string_view kWrappers[] = {"DoubleValue", "FloatValue", "Int64Value",  "UInt64Value", "Int32Value",
-                                            "UInt32Value", "BoolValue",  "StringValue", "BytesValue"};
-  if (std::find(std::begin(kWrappers), std::end(kWrappers), local) == std::end(kWrappers)) return Shape::plain;
-  const bool shaped = type.field_count() == 1 && type.field(0)->number() == 1 && !type.field(0)->is_repeated() &&
-                      type.field(0)->cpp_type() != FD::CPPTYPE_MESSAGE;
-  return shaped ? Shape::wrapper : Shape::plain;
-}
+// Timestamp and the wrappers, which read as a value, known as the in-place reading knows them
+// (reading a field through reflection as a type it is not aborts: shape_of checks their shape).
+using pbwire::Shape;
+using pbwire::shape_of;
 
 // Epoch ms of a Timestamp, rounded down (-1 ns is -1 ms); saturated at the ends of int64 ms, whose
 // instants no event has (EventDecoder refuses times outside 1970..9999).
