@@ -74,7 +74,8 @@ class ProtobufFormat final : public InputFormat {
     current_ = std::move(schema);
     const auto& info = current_->message_info(type);
     large_ = frame_.payload.size() > kKeptPayloadBytes;
-    if (in_place_ && info.wire != nullptr) {
+    // (A payload of 2 GiB or more is libprotobuf's to refuse, as it does.)
+    if (in_place_ && info.wire != nullptr && frame_.payload.size() <= INT_MAX) {
       // The record views the bytes until the next message: a copy of them, as the caller's go.
       if (payload_.capacity() > kKeptPayloadBytes && !large_) std::string().swap(payload_);
       payload_.assign(frame_.payload);
