@@ -1,6 +1,7 @@
 #include "protobuf_wire.h"
 
 #include <cstring>
+#include <utility>
 
 namespace hbingest::event_formats::pbwire {
 
@@ -106,6 +107,7 @@ bool Checker::message(const Table& table, Cursor in, int depth, Layout* top) {
   std::uint32_t tag = 0;
   Item item;
   while (!in.done()) {
+    const char* at = in.p;
     if (!in.tag(tag)) return false;
     const auto wire_type = static_cast<std::uint8_t>(tag & 7);
     const std::uint32_t number = tag >> 3;
@@ -133,7 +135,7 @@ bool Checker::message(const Table& table, Cursor in, int depth, Layout* top) {
     } else {
       continue;  // another wire type than the field's: libprotobuf keeps it as an unknown field
     }
-    if (top != nullptr) top->note(table, index, item);
+    if (top != nullptr) top->note(table, index, item, at);
   }
   return true;
 }
@@ -143,14 +145,16 @@ void scan(const Table& table, std::string_view bytes, Layout& layout) {
   Cursor in{bytes.data(), bytes.data() + bytes.size()};
   std::uint32_t tag = 0;
   Item item;
+  const char* at = in.p;
   while (!in.done() && in.tag(tag)) {
     const auto wire_type = static_cast<std::uint8_t>(tag & 7);
     if (!read_value(in, wire_type, item)) return;
+    const char* const tag_at = std::exchange(at, in.p);
     const int index = table.find(tag >> 3);
     if (index < 0) continue;
     const Field& field = table.fields[static_cast<std::size_t>(index)];
     if (wire_type == field.wire_type || (wire_type == length_delimited && field.packable)) {
-      layout.note(table, index, item);
+      layout.note(table, index, item, tag_at);
     }
   }
 }

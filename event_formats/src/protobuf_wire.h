@@ -141,10 +141,21 @@ class Layout {
       stamp_ = 1;
     }
   }
-  void note(const Table& table, int index, const Item& item) {
+  // Field `index` given, its tag at `at`. A repeated field keeps where it was first given, which
+  // its cell's walk over the message starts from.
+  void note(const Table& table, int index, const Item& item, const char* at) {
     const Field& field = table.fields[static_cast<std::size_t>(index)];
-    fields_[static_cast<std::size_t>(index)] = {item, stamp_};
+    Occurrence& occurrence = fields_[static_cast<std::size_t>(index)];
+    if (field.repeated) {
+      if (occurrence.stamp != stamp_) occurrence = {Item{0, std::string_view(at, 0)}, stamp_};
+      return;
+    }
+    occurrence = {item, stamp_};
     if (field.oneof >= 0) oneofs_[static_cast<std::size_t>(field.oneof)] = {index, stamp_};
+  }
+  // Where repeated field `index` was first given (its tag), nullptr when it was not.
+  const char* first(std::size_t index) const {
+    return fields_[index].stamp == stamp_ ? fields_[index].item.bytes.data() : nullptr;
   }
   // Whether a singular field holds a value: the oneof's current member, or given at all.
   bool present(const Table& table, std::size_t index) const {

@@ -483,7 +483,11 @@ void ProtobufWireRecord::append_text(std::size_t i, std::string& out) const {
   NestedWriter nested(*json_, scratch_, nested_);
   if (field.repeated) {
     json_->clear();
-    nested.field(*table_, bytes_, layout_, i, 0);
+    // From where the field was first given: what comes before holds none of it.
+    const char* first = layout_.first(i);
+    const std::string_view from =
+        first != nullptr ? bytes_.substr(static_cast<std::size_t>(first - bytes_.data())) : std::string_view();
+    nested.field(*table_, from, layout_, i, 0);
     out.append(json_->str());
     return;
   }
