@@ -85,7 +85,9 @@ class References {
     }
     if (!type.is_object() || !type.contains("type")) return;
     auto& inner = type["type"];
-    if (!inner.is_string()) return inline_into(inner, space, depth);
+    // {"type": {...}} and {"type": [...]}: a level too, or a schema of such wrappers alone would
+    // recurse as deep as its text goes.
+    if (!inner.is_string()) return inline_into(inner, space, depth + 1);
     const auto kind = inner.get<std::string>();
     if (kind == "record" || kind == "error" || kind == "enum" || kind == "fixed") {
       const auto full = full_name(type, space);

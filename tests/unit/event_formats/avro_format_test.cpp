@@ -585,6 +585,13 @@ TEST_F(AvroHostileBytes, BadSchemasAreInvalidOnceAndForAll) {
   std::string deep_arrays = R"("long")";
   for (int i = 0; i < 5000; ++i) deep_arrays = R"({"type":"array","items":)" + deep_arrays + "}";
   bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":)" + deep_arrays + "}]}", "nests deeper than 64");
+  // {"type": {"type": ...}} wraps a type in itself without a record, array or map around it: still
+  // a level of nesting (once walked by recursion that counted it not at all, and overflowed the stack).
+  constexpr int kWraps = 300000;
+  std::string wrapped;
+  for (int i = 0; i < kWraps; ++i) wrapped += R"({"type":)";
+  wrapped += R"("long")" + std::string(kWraps, '}');
+  bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":)" + wrapped + "}]}", "nests deeper than 64");
 }
 
 TEST(AvroFormat, ReferencesToOtherSubjectsAreDefinedWhereFirstUsed) {
