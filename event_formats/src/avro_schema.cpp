@@ -29,7 +29,9 @@ bool is_primitive(std::string_view name) {
 }
 
 std::string full_name(const json& named, const std::string& enclosing_namespace) {
-  const auto name = named.value("name", std::string());
+  // Not value("name", ...): it throws for a name that is not a string; avro-c says what is wrong.
+  const auto it = named.find("name");
+  const std::string name = it != named.end() && it->is_string() ? it->get<std::string>() : std::string();
   if (name.find('.') != std::string::npos) return name;
   const auto space = named.contains("namespace") && named["namespace"].is_string()
                          ? named["namespace"].get<std::string>()

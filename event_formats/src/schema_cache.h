@@ -13,6 +13,8 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -96,6 +98,12 @@ class SchemaCache {
       return failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable", where + ": " + e.what(), id);
     } catch (const BadSchema& e) {
       return failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+    } catch (const std::bad_alloc&) {
+      throw;  // the process's state, not the schema's
+    } catch (const std::exception& e) {
+      // Whatever else a parser throws about a schema's text (a JSON library's type error) is about
+      // that text: escaping from here it would stop the daemon at this message at every restart.
+      return failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": cannot be read: " + e.what(), id);
     }
   }
 

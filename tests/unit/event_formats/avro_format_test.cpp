@@ -576,6 +576,11 @@ TEST_F(AvroHostileBytes, BadSchemasAreInvalidOnceAndForAll) {
   };
   bad("not json", "not valid JSON");
   bad(R"({"type":"record","name":"R"})", "avro-c cannot parse it");
+  // JSON of the wrong type where a name or a namespace goes: a bad schema, not an exception that
+  // stops the daemon at this message at every restart.
+  bad(R"({"type":"record","name":1,"fields":[]})", "avro-c cannot parse it");
+  bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":{"type":"enum","name":[],"symbols":["A"]}}]})",
+      "avro-c cannot parse it");
   bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":"Unknown"}]})", "avro-c cannot parse it");
   bad(R"("string")", "not a record");
   std::string deep = R"("long")";
