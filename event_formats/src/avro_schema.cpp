@@ -44,6 +44,9 @@ std::string namespace_of(const std::string& full) {
   return dot == std::string::npos ? std::string() : full.substr(0, dot);
 }
 
+// Real schemas reference a handful of named types; as for Protobuf imports (protobuf_schema.cpp).
+constexpr std::size_t kMaxReferences = 256;
+
 // A schema's references, fetched and parsed: the named types other subjects define, by full name.
 class References {
  public:
@@ -53,6 +56,11 @@ class References {
     for (const auto& reference : references) {
       if (definitions_.contains(reference.name)) continue;
       if (depth > kMaxNesting) throw BadSchema("references nest deeper than " + std::to_string(kMaxNesting));
+      // Each is a fetch the pipeline thread waits for and text kept until the schema is built.
+      if (definitions_.size() >= kMaxReferences) {
+        throw BadSchema("more than " + std::to_string(kMaxReferences) + " references (reference " + reference.name +
+                        ", subject " + reference.subject + ")");
+      }
       const auto schema = registry_.schema_by_subject_version(reference.subject, reference.version);
       const auto where = "reference " + reference.name + " (subject " + reference.subject + " version " +
                          std::to_string(reference.version) + ")";
@@ -77,6 +85,10 @@ class References {
       auto it = definitions_.find(full);
       if (it == definitions_.end()) it = definitions_.find(name);
       if (it == definitions_.end()) return;  // avro-c says what is unknown
+      // Inlined once: a definition that names itself otherwise (or is no named type) leaves this
+      // name undefined, and inlining it at every use would copy it exponentially often through
+      // references that use each other twice. Its second use is then a name avro-c does not know.
+      defined_.insert(it->first);
       type = it->second;
       inline_into(type, space, depth);
       return;

@@ -653,6 +653,48 @@ TEST(AvroFormat, ReferencesToOtherSubjectsAreDefinedWhereFirstUsed) {
   EXPECT_FALSE(format->parse(confluent_framed(11, bytes)));
 }
 
+// A registry (or whoever may register schemas) decides what references say; a schema's cost must
+// stay in proportion to what it fetched however they are made.
+TEST(AvroFormat, HostileReferencesCostInProportionToTheirText) {
+  FakeSchemaRegistry registry;
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const std::string root = R"({"type":"record","name":"R","fields":[{"name":"f","type":"T0"}]})";
+  // Reference Ti defines a record named Di (not Ti) using T(i+1) twice: were every use of a
+  // name that was never defined inlined again, 40 of them would make 2^40 copies.
+  constexpr int kLevels = 40;
+  for (int i = 0; i < kLevels; ++i) {
+    const std::string next = i + 1 < kLevels ? "T" + std::to_string(i + 1) : "long";
+    auto schema =
+        avro_schema(0, R"({"type":"record","name":"D)" + std::to_string(i) + R"(","fields":[{"name":"a","type":")" +
+                           next + R"("},{"name":"b","type":")" + next + R"("}]})");
+    if (i + 1 < kLevels) schema.references = {{next, "t" + std::to_string(i + 1), 1}};
+    registry.add_version("t" + std::to_string(i), 1, schema);
+  }
+  auto mismatched = avro_schema(1, root);
+  mismatched.references = {{"T0", "t0", 1}};
+  registry.add(mismatched);
+  auto failure = format->parse(confluent_framed(1, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema") << failure->message;
+
+  // Thousands of references: each is a fetch the pipeline thread waits for, and text kept until
+  // the schema is built. Refused past a bound, as for Protobuf imports.
+  auto many = avro_schema(2, R"({"type":"record","name":"M","fields":[{"name":"f","type":"long"}]})");
+  for (int i = 0; i < 1000; ++i) {
+    const auto name = "shop.E" + std::to_string(i);
+    registry.add_version("e" + std::to_string(i), 1,
+                         avro_schema(0, R"({"type":"enum","name":")" + name + R"(","symbols":["A"]})"));
+    many.references.push_back({name, "e" + std::to_string(i), 1});
+  }
+  registry.add(many);
+  const auto calls = registry.calls();
+  failure = format->parse(confluent_framed(2, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("references"), std::string::npos) << failure->message;
+  EXPECT_LE(registry.calls() - calls, 300) << "stops fetching at the bound";
+}
+
 TEST(AvroFormat, TheSchemaCacheAnswersAsForEveryFormat) {
   FakeSchemaRegistry registry;
   registry.add(avro_schema(1, kOrderSchema));
