@@ -5,9 +5,16 @@
 // form), the least recently used going first. A schema that does not parse is kept too, as its
 // failure: every message naming it is invalid, without asking the registry again.
 //
-// Registry failures are not cached: an unreachable registry is asked again at the next message
-// (the pipeline holds the partition and backs off meanwhile). Not thread-safe: one per format.
+// Registry failures are not cached per id: an unreachable registry is asked again later (the
+// pipeline holds the partition and backs off meanwhile). But the pipeline thread waits for every
+// fetch, up to schema_registry.timeout: after one that got no answer, uncached ids are answered
+// "unavailable" without asking for as long as that fetch took, so that a registry timing out
+// holds the thread at most half of the time, and one fetch at a time, however many held
+// partitions and new messages name uncached ids (the loop must poll, commit and ping the
+// watchdog). A registry that fails fast (refused, a quick 5xx) is asked again at once.
+// Not thread-safe: one per format.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,9 +56,19 @@ class SchemaCache {
       entries_.splice(entries_.begin(), entries_, it->second);  // most recently used first
       return it->second->result;
     }
+    const auto asked = Clock::now();
+    if (asked < quiet_until_) {
+      return failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable",
+                     "schema id " + std::to_string(id) + ": not asked: the registry's last answer failed (" +
+                         last_unavailable_ + ")",
+                     id);
+    }
     Result result = fetch(id);
     if (std::holds_alternative<DecodeFailure>(result) &&
         std::get<DecodeFailure>(result).kind == DecodeFailure::Kind::unavailable) {
+      const auto answered = Clock::now();
+      if (answered - asked >= kSlowFailure) quiet_until_ = answered + (answered - asked);
+      last_unavailable_ = std::get<DecodeFailure>(result).message;
       return result;
     }
     entries_.push_front({id, result, 0});
@@ -65,6 +82,10 @@ class SchemaCache {
   SchemaCacheStats stats() const { return {fetches_, fetch_failures_, entries_.size(), bytes_}; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // A failure that cost the thread less is not worth a pause (a refused connection, a quick 503).
+  static constexpr std::chrono::milliseconds kSlowFailure{100};
+
   struct Entry {
     std::int32_t id;
     Result result;
@@ -125,6 +146,8 @@ class SchemaCache {
   std::size_t text_bytes_ = 0;  // of the schema fetch() last got
   std::uint64_t fetches_ = 0;
   std::uint64_t fetch_failures_ = 0;
+  Clock::time_point quiet_until_{};  // uncached ids are not asked for before it
+  std::string last_unavailable_;     // why the last fetch got no answer
 };
 
 }  // namespace hbingest::event_formats

@@ -73,6 +73,34 @@ TEST(JsonSchemaFormat, ARegistryDownIsUnavailableForNewIdsOnlyAndNotRemembered) 
   EXPECT_FALSE(format->parse(confluent_framed(2, kEvent))) << "asked again once the registry is back";
 }
 
+// The pipeline thread waits for each fetch (up to schema_registry.timeout): a registry that times out
+// asked for every uncached id of every held partition and of every new message in turn would keep
+// it from polling, committing and the watchdog for that long times their number. After a fetch
+// without an answer the registry is left alone for as long as that fetch took.
+TEST(JsonSchemaFormat, ARegistryThatTimesOutIsNotAskedAgainAtOnce) {
+  FakeSchemaRegistry registry;
+  registry.add(json_schema(1));
+  const auto format = make_input_format(config::EventFormat::json_schema, &registry);
+  ASSERT_FALSE(format->parse(confluent_framed(1, kEvent)));
+  registry.set_unavailable(true);
+  registry.set_failure_delay(std::chrono::milliseconds(1000));
+  auto failure = format->parse(confluent_framed(2, kEvent));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->kind, DecodeFailure::Kind::unavailable);
+  const auto calls = registry.calls();
+  for (std::int32_t id = 3; id < 10; ++id) {
+    failure = format->parse(confluent_framed(id, kEvent));
+    ASSERT_TRUE(failure);
+    EXPECT_EQ(failure->kind, DecodeFailure::Kind::unavailable);
+    EXPECT_EQ(failure->reason, "schema_registry_unavailable");
+    EXPECT_NE(failure->message.find("schema id " + std::to_string(id)), std::string::npos) << failure->message;
+    EXPECT_NE(failure->message.find("connection refused"), std::string::npos) << "says why: " << failure->message;
+  }
+  EXPECT_EQ(registry.calls(), calls) << "not asked again right after it failed to answer";
+  EXPECT_FALSE(format->parse(confluent_framed(1, kEvent))) << "a cached id keeps decoding";
+  EXPECT_EQ(format->schema_cache_stats().fetch_failures, 1u);
+}
+
 TEST(JsonSchemaFormat, TheCacheIsBoundedInCount) {
   FakeSchemaRegistry registry;
   for (int id = 1; id <= 5; ++id) registry.add(json_schema(id));
