@@ -23,6 +23,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -96,13 +97,48 @@ class SchemaCache {
     return DecodeFailure{kind, std::move(reason), std::move(message), id};
   }
 
+  // The registry as a schema's parse sees it: counts the text of the schema and of every reference
+  // fetched for it (the cache's bytes), and refuses to go on past the cache's whole bound.
+  class CountingRegistry final : public connectors::SchemaRegistry {
+   public:
+    CountingRegistry(connectors::SchemaRegistry& real, std::size_t max_bytes, std::size_t& bytes)
+        : real_(real), max_bytes_(max_bytes), bytes_(bytes) {}
+    connectors::RegisteredSchema schema_by_id(std::int32_t id) override { return count(real_.schema_by_id(id)); }
+    connectors::RegisteredSchema schema_by_subject_version(std::string_view subject, std::int32_t version) override {
+      return count(real_.schema_by_subject_version(subject, version));
+    }
+    std::string describe() const override { return real_.describe(); }
+
+    connectors::RegisteredSchema count(connectors::RegisteredSchema schema) {
+      bytes_ += schema.text.size();
+      if (bytes_ > max_bytes_) {
+        throw BadSchema("it and its references are over " + std::to_string(max_bytes_) +
+                        " bytes of schema text, more than the whole cache holds (schema_registry.cache_max_bytes)");
+      }
+      return schema;
+    }
+
+   private:
+    connectors::SchemaRegistry& real_;
+    std::size_t max_bytes_;
+    std::size_t& bytes_;
+  };
+
   Result fetch(std::int32_t id) {
+    Result result = fetch_and_parse(id);
+    // A failure keeps no schema text: what it holds is its message.
+    if (const auto* failed = std::get_if<DecodeFailure>(&result)) text_bytes_ = failed->message.size();
+    return result;
+  }
+
+  Result fetch_and_parse(std::int32_t id) {
     text_bytes_ = 0;
     const std::string where = "schema id " + std::to_string(id);
+    CountingRegistry counting(registry_, limits_.max_bytes, text_bytes_);
     try {
-      const auto schema = registry_.schema_by_id(id);
+      auto schema = registry_.schema_by_id(id);
       ++fetches_;
-      text_bytes_ = schema.text.size();
+      schema = counting.count(std::move(schema));
       if (schema.type != expected_) {
         return failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
                        where + " is a " + std::string(connectors::schema_type_name(schema.type)) +
@@ -110,7 +146,7 @@ class SchemaCache {
                            std::string(connectors::schema_type_name(expected_)),
                        id);
       }
-      return parse_(schema, registry_);
+      return parse_(schema, counting);
     } catch (const connectors::SchemaNotFound& e) {
       ++fetches_;
       return failure(DecodeFailure::Kind::invalid, "unknown_schema", where + ": " + e.what(), id);
@@ -143,7 +179,7 @@ class SchemaCache {
   std::list<Entry> entries_;  // most recently used first
   std::unordered_map<std::int32_t, typename std::list<Entry>::iterator> index_;
   std::size_t bytes_ = 0;
-  std::size_t text_bytes_ = 0;  // of the schema fetch() last got
+  std::size_t text_bytes_ = 0;  // of the schema fetch() last got, references included
   std::uint64_t fetches_ = 0;
   std::uint64_t fetch_failures_ = 0;
   Clock::time_point quiet_until_{};  // uncached ids are not asked for before it

@@ -695,6 +695,36 @@ TEST(AvroFormat, HostileReferencesCostInProportionToTheirText) {
   EXPECT_LE(registry.calls() - calls, 300) << "stops fetching at the bound";
 }
 
+// The cache's bound in bytes counts what a schema is made of, its references included: else one id
+// whose references are 256 answers of megabytes each would count as its own few bytes.
+TEST(AvroFormat, ReferencesCountInTheCachesBytes) {
+  FakeSchemaRegistry registry;
+  const std::string root = R"({"type":"record","name":"R","fields":[{"name":"f","type":"shop.E0"}]})";
+  auto schema = avro_schema(1, root);
+  std::size_t total = root.size();
+  for (int i = 0; i < 3; ++i) {
+    const auto name = "shop.E" + std::to_string(i);
+    const auto text =
+        R"({"type":"enum","name":")" + name + R"(","doc":")" + std::string(1000, 'x') + R"(","symbols":["A"]})";
+    registry.add_version("e" + std::to_string(i), 1, avro_schema(0, text));
+    schema.references.push_back({name, "e" + std::to_string(i), 1});
+    total += text.size();
+  }
+  registry.add(schema);
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  ASSERT_FALSE(format->parse(confluent_framed(1, varint(0))));
+  EXPECT_EQ(format->schema_cache_stats().cached_bytes, total);
+
+  // One schema larger than the whole cache may hold is refused, before all of it is fetched.
+  const auto small = make_input_format(config::EventFormat::avro, &registry, SchemaCacheLimits{10, 2000});
+  const auto calls = registry.calls();
+  const auto failure = small->parse(confluent_framed(1, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("cache_max_bytes"), std::string::npos) << failure->message;
+  EXPECT_EQ(registry.calls() - calls, 3) << "the schema and two references, not the third";
+}
+
 TEST(AvroFormat, TheSchemaCacheAnswersAsForEveryFormat) {
   FakeSchemaRegistry registry;
   registry.add(avro_schema(1, kOrderSchema));
