@@ -98,7 +98,7 @@ class SchemaCache {
   }
 
   // The registry as a schema's parse sees it: counts the text of the schema and of every reference
-  // fetched for it (the cache's bytes), and refuses to go on past the cache's whole bound.
+  // fetched for it (the cache's bytes), and refuses to go on past limits_.max_schema_bytes.
   class CountingRegistry final : public connectors::SchemaRegistry {
    public:
     CountingRegistry(connectors::SchemaRegistry& real, std::size_t max_bytes, std::size_t& bytes)
@@ -112,8 +112,7 @@ class SchemaCache {
     connectors::RegisteredSchema count(connectors::RegisteredSchema schema) {
       bytes_ += schema.text.size();
       if (bytes_ > max_bytes_) {
-        throw BadSchema("it and its references are over " + std::to_string(max_bytes_) +
-                        " bytes of schema text, more than the whole cache holds (schema_registry.cache_max_bytes)");
+        throw BadSchema("it and its references are over " + std::to_string(max_bytes_) + " bytes of schema text");
       }
       return schema;
     }
@@ -134,7 +133,7 @@ class SchemaCache {
   Result fetch_and_parse(std::int32_t id) {
     text_bytes_ = 0;
     const std::string where = "schema id " + std::to_string(id);
-    CountingRegistry counting(registry_, limits_.max_bytes, text_bytes_);
+    CountingRegistry counting(registry_, limits_.max_schema_bytes, text_bytes_);
     try {
       auto schema = registry_.schema_by_id(id);
       ++fetches_;

@@ -715,13 +715,13 @@ TEST(AvroFormat, ReferencesCountInTheCachesBytes) {
   ASSERT_FALSE(format->parse(confluent_framed(1, varint(0))));
   EXPECT_EQ(format->schema_cache_stats().cached_bytes, total);
 
-  // One schema larger than the whole cache may hold is refused, before all of it is fetched.
-  const auto small = make_input_format(config::EventFormat::avro, &registry, SchemaCacheLimits{10, 2000});
+  // One schema larger than its bound is refused, before all of it is fetched.
+  const auto small = make_input_format(config::EventFormat::avro, &registry, SchemaCacheLimits{10, 1 << 20, 2000});
   const auto calls = registry.calls();
   const auto failure = small->parse(confluent_framed(1, varint(0)));
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->reason, "bad_schema");
-  EXPECT_NE(failure->message.find("cache_max_bytes"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("over 2000 bytes of schema text"), std::string::npos) << failure->message;
   EXPECT_EQ(registry.calls() - calls, 3) << "the schema and two references, not the third";
 }
 
