@@ -347,7 +347,8 @@ class HttpSchemaRegistry final : public SchemaRegistry {
         error_code = code->get<int>();
       }
       if (const auto m = answer->find("message"); m != answer->end() && m->is_string()) {
-        message = scrubbed(quote_registry_text(m->get_ref<const std::string&>()));
+        // Scrubbed before it is cut: a password straddling the cut would leave its first half.
+        message = quote_registry_text(scrubbed(m->get_ref<const std::string&>()));
       }
     }
     std::string said = "answered " + std::to_string(status);

@@ -190,6 +190,15 @@ TEST_F(HttpSchemaRegistryTest, ServerErrorsAndRefusedCredentialsAreUnavailableWi
   EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { registry->schema_by_id(4); }), HasSubstr("answered 302"));
 }
 
+TEST_F(HttpSchemaRegistryTest, APasswordEchoedWhereTheMessageIsCutIsNotHalfShown) {
+  // The registry's message is quoted up to a bound: a password straddling it must not leave its
+  // first half in ours.
+  const std::string echoed = std::string(290, 'x') + " " + kPassword;
+  answer(std::string(kBase) + "/schemas/ids/1", 401, R"({"error_code":401,"message":")" + echoed + "\"}");
+  EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { client()->schema_by_id(1); }),
+              AllOf(HasSubstr("credentials refused"), Not(HasSubstr(std::string(kPassword).substr(0, 6)))));
+}
+
 TEST_F(HttpSchemaRegistryTest, AnswersThatAreNotTheApisAreUnavailable) {
   answer(std::string(kBase) + "/schemas/ids/1", 200, "<html>a login page</html>");
   answer(std::string(kBase) + "/schemas/ids/2", 200, R"(["schema"])");
