@@ -119,6 +119,14 @@ struct ParsedUrl {
 ParsedUrl parse_url(const std::string& url) {
   ParsedUrl out;
   std::string_view rest = url;
+  // First, and not echoed: whatever the scheme, the part before '@' would be a password
+  // ("user:password@host" pasted without one is the usual slip).
+  const std::size_t authority_end =
+      rest.find_first_of("/?#", rest.find("://") == std::string_view::npos ? 0 : rest.find("://") + 3);
+  if (rest.substr(0, authority_end).find('@') != std::string_view::npos) {
+    throw std::invalid_argument(
+        "schema registry url must not carry credentials (user:password@host): give them as basic_auth");
+  }
   if (rest.starts_with("http://")) {
     rest.remove_prefix(7);
   } else if (rest.starts_with("https://")) {

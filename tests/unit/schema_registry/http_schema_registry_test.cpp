@@ -428,6 +428,17 @@ TEST(HttpSchemaRegistryOptionsTest, DescribeAndErrorsNeverShowCredentials) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("basic_auth"), Not(HasSubstr(kPassword))));
   }
+  // Without a scheme (or with another) too: "user:password@host" is what a user pastes.
+  for (const std::string& url : {std::string("u:") + kPassword + "@registry.example.com",
+                                 std::string("ftp://u:") + kPassword + "@registry.example.com"}) {
+    try {
+      options.url = url;
+      make_http_schema_registry(options);
+      ADD_FAILURE() << "accepted " << url;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), Not(HasSubstr(kPassword)));
+    }
+  }
   options.url = "ftp://registry";
   EXPECT_THROW(make_http_schema_registry(options), std::invalid_argument);
   options.url = "http://registry";
