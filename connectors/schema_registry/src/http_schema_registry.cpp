@@ -145,7 +145,8 @@ ParsedUrl parse_url(const std::string& url) {
   }
   if (authority.empty()) throw std::invalid_argument("schema registry url '" + url + "' has no host");
   if (path.find_first_of("?#") != std::string_view::npos) {
-    throw std::invalid_argument("schema registry url '" + url + "' must not have a query or fragment");
+    // Not quoted: a query is where a token would be.
+    throw std::invalid_argument("schema registry url must not have a query or fragment: give the API's base");
   }
   out.scheme_host_port = std::string(out.https ? "https://" : "http://") + std::string(authority);
   out.base_path = std::string(path);

@@ -430,7 +430,8 @@ TEST(HttpSchemaRegistryOptionsTest, DescribeAndErrorsNeverShowCredentials) {
   }
   // Without a scheme (or with another) too: "user:password@host" is what a user pastes.
   for (const std::string& url : {std::string("u:") + kPassword + "@registry.example.com",
-                                 std::string("ftp://u:") + kPassword + "@registry.example.com"}) {
+                                 std::string("ftp://u:") + kPassword + "@registry.example.com",
+                                 std::string("https://registry.example.com/?token=") + kPassword}) {
     try {
       options.url = url;
       make_http_schema_registry(options);
