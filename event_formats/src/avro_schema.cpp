@@ -15,6 +15,11 @@ namespace {
 
 using nlohmann::json;
 
+// The schemas a schema's references may bring in, counted through references of references: real
+// schemas use a handful, and depth alone (kMaxNesting) still lets a registry (or whoever can
+// register schemas) fan out to more fetches than a partition could ever wait for.
+constexpr std::size_t kMaxReferencedSchemas = 256;
+
 // avro-c's last error text (avro_strerror), without a trailing newline.
 std::string last_error() {
   std::string text = avro_strerror();
@@ -51,6 +56,9 @@ class References {
     for (const auto& reference : references) {
       if (definitions_.contains(reference.name)) continue;
       if (depth > kMaxNesting) throw BadSchema("references nest deeper than " + std::to_string(kMaxNesting));
+      if (++fetched_ > kMaxReferencedSchemas) {
+        throw BadSchema("references bring in more than " + std::to_string(kMaxReferencedSchemas) + " schemas");
+      }
       const auto schema = registry_.schema_by_subject_version(reference.subject, reference.version);
       const auto where = "reference " + reference.name + " (subject " + reference.subject + " version " +
                          std::to_string(reference.version) + ")";
@@ -107,6 +115,7 @@ class References {
  private:
   connectors::SchemaRegistry& registry_;
   std::map<std::string, json> definitions_;
+  std::size_t fetched_ = 0;
   std::set<std::string> defined_;
 };
 

@@ -2,12 +2,18 @@
 
 #include <httplib.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <utility>
+
+#include "socket_probe.h"
 
 namespace hbingest::connectors {
 namespace {
@@ -21,6 +27,89 @@ constexpr int kSchemaNotFound = 40403;
 // How much of a registry's own error message goes into ours.
 constexpr std::size_t kMaxQuotedMessage = 300;
 
+// What the status line and headers of an answer may take (read from the socket before the body;
+// for https: with the TLS handshake). Registries send a few hundred bytes. Kept small because
+// httplib matches the status line with std::regex, whose recursion grows with the line's length.
+constexpr std::size_t kMaxHeadBytes = 24 * 1024;
+constexpr std::size_t kMaxTlsHandshakeBytes = 64 * 1024;
+// How often the watchdog looks at the socket.
+constexpr auto kWatchInterval = std::chrono::microseconds(500);
+
+// httplib 0.11 reads the status line, each header line and each chunk-size line without bound,
+// in memory and in time (every byte only has to come within the per-read timeout), and calls us
+// only once the headers are in: a registry writing headers forever would cost all memory and
+// never return. The watchdog bounds the exchange from outside: past the deadline, or once more
+// has been read from the socket than the head plus the answer bound, it stops the client, which
+// shuts the socket down under the reading thread.
+class Watchdog {
+ public:
+  Watchdog(httplib::Client& client, const std::atomic<int>& socket, Clock::time_point deadline,
+           std::chrono::milliseconds timeout, std::size_t max_head_bytes, std::size_t max_response_bytes)
+      : client_(client),
+        socket_(socket),
+        deadline_(deadline),
+        timeout_(timeout),
+        max_head_bytes_(max_head_bytes),
+        max_response_bytes_(max_response_bytes),
+        thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // The headers are in: from now on the answer's bound applies (and the body's own check).
+  void head_read() { head_read_ = true; }
+  // Why it stopped the client, if it did.
+  std::optional<std::string> reason() {
+    std::lock_guard lock(mutex_);
+    return reason_;
+  }
+
+ private:
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!done_cv_.wait_for(lock, kWatchInterval, [this] { return done_; })) {
+      if (!reason_) reason_ = check();
+      // Until the request is done: a stop() while still connecting has no socket to shut.
+      if (reason_) client_.stop();
+    }
+  }
+
+  std::optional<std::string> check() const {
+    if (Clock::now() > deadline_) return "no complete answer within " + std::to_string(timeout_.count()) + " ms";
+    const int socket = socket_.load();
+    if (socket < 0) return std::nullopt;
+    const auto read = detail::bytes_read_from(socket);
+    if (!read) return std::nullopt;
+    if (!head_read_ && *read > max_head_bytes_) {
+      return "status line and headers still arriving after " + std::to_string(*read) + " bytes";
+    }
+    if (*read > max_head_bytes_ + max_response_bytes_) {
+      return "answer over the limit of " + std::to_string(max_response_bytes_) + " bytes";
+    }
+    return std::nullopt;
+  }
+
+  httplib::Client& client_;
+  const std::atomic<int>& socket_;
+  const Clock::time_point deadline_;
+  const std::chrono::milliseconds timeout_;
+  const std::size_t max_head_bytes_;
+  const std::size_t max_response_bytes_;
+  std::atomic<bool> head_read_{false};
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::optional<std::string> reason_;
+  std::thread thread_;  // last: starts once the rest is set
+};
+
 struct ParsedUrl {
   std::string scheme_host_port;  // "https://registry.example.com:8081", what httplib::Client takes
   std::string base_path;         // "/apis/ccompat/v7", no trailing slash; "" for the root
@@ -30,6 +119,14 @@ struct ParsedUrl {
 ParsedUrl parse_url(const std::string& url) {
   ParsedUrl out;
   std::string_view rest = url;
+  // First, and not echoed: whatever the scheme, the part before '@' would be a password
+  // ("user:password@host" pasted without one is the usual slip).
+  const std::size_t authority_end =
+      rest.find_first_of("/?#", rest.find("://") == std::string_view::npos ? 0 : rest.find("://") + 3);
+  if (rest.substr(0, authority_end).find('@') != std::string_view::npos) {
+    throw std::invalid_argument(
+        "schema registry url must not carry credentials (user:password@host): give them as basic_auth");
+  }
   if (rest.starts_with("http://")) {
     rest.remove_prefix(7);
   } else if (rest.starts_with("https://")) {
@@ -48,7 +145,8 @@ ParsedUrl parse_url(const std::string& url) {
   }
   if (authority.empty()) throw std::invalid_argument("schema registry url '" + url + "' has no host");
   if (path.find_first_of("?#") != std::string_view::npos) {
-    throw std::invalid_argument("schema registry url '" + url + "' must not have a query or fragment");
+    // Not quoted: a query is where a token would be.
+    throw std::invalid_argument("schema registry url must not have a query or fragment: give the API's base");
   }
   out.scheme_host_port = std::string(out.https ? "https://" : "http://") + std::string(authority);
   out.base_path = std::string(path);
@@ -199,11 +297,16 @@ class HttpSchemaRegistry final : public SchemaRegistry {
     std::string body;
     std::optional<std::string> canceled;  // why we stopped reading, when we did
     const auto client = make_client();
+    std::atomic<int> socket{-1};
+    client->set_socket_options([&socket](socket_t s) { socket = s; });
+    Watchdog watchdog(*client, socket, deadline, options_.timeout,
+                      kMaxHeadBytes + (url_.https ? kMaxTlsHandshakeBytes : 0), options_.max_response_bytes);
     const httplib::Headers headers{
         {"Accept", "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"}};
     const auto result = client->Get(
         path, headers,
         [&](const httplib::Response& response) {
+          watchdog.head_read();
           if (response.has_header("Content-Length")) {
             const auto declared = std::strtoull(response.get_header_value("Content-Length").c_str(), nullptr, 10);
             if (declared > options_.max_response_bytes) {
@@ -221,14 +324,18 @@ class HttpSchemaRegistry final : public SchemaRegistry {
           }
           // httplib bounds each read by the timeout; a registry dribbling bytes is bounded here.
           if (Clock::now() > deadline) {
-            canceled = "answer still arriving after " + std::to_string(options_.timeout.count()) + " ms";
+            canceled = "no complete answer within " + std::to_string(options_.timeout.count()) + " ms";
             return false;
           }
           body.append(data, length);
           return true;
         });
     const auto where = [&] { return context(path, what); };
-    if (!result) throw SchemaRegistryUnavailable(where() + ": " + transport_error(result.error(), canceled));
+    if (!result) {
+      // The watchdog's reason first: its stop() shows as a failed read.
+      throw SchemaRegistryUnavailable(where() + ": " +
+                                      watchdog.reason().value_or(transport_error(result.error(), canceled)));
+    }
 
     const int status = result->status;
     std::optional<nlohmann::json> answer;
@@ -249,7 +356,8 @@ class HttpSchemaRegistry final : public SchemaRegistry {
         error_code = code->get<int>();
       }
       if (const auto m = answer->find("message"); m != answer->end() && m->is_string()) {
-        message = scrubbed(quote_registry_text(m->get_ref<const std::string&>()));
+        // Scrubbed before it is cut: a password straddling the cut would leave its first half.
+        message = quote_registry_text(scrubbed(m->get_ref<const std::string&>()));
       }
     }
     std::string said = "answered " + std::to_string(status);
