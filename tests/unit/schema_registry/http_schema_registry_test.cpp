@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -131,6 +132,18 @@ TEST_F(HttpSchemaRegistryTest, ReadsASchemaByIdWithoutTypeAsAvroAndSendsCredenti
   EXPECT_EQ(authorization, "Basic aGJpbmdlc3Q6cGE1NS13MHJkLWluLW5vLW1lc3NhZ2U=");
 }
 
+TEST_F(HttpSchemaRegistryTest, AProxyNamedInTheEnvironmentIsNotUsed) {
+  // No option of ours names a proxy; one in the environment would see an http:// registry's
+  // credentials. Here it is a port nobody listens on: used, the fetch would fail.
+  answer(std::string(kBase) + "/schemas/ids/1", 200, R"({"schema":"s"})");
+  const std::string dead = "http://127.0.0.1:1";
+  for (const char* name : {"http_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}) ::setenv(name, dead.c_str(), 1);
+  std::string text;
+  EXPECT_NO_THROW(text = client()->schema_by_id(1).text);
+  for (const char* name : {"http_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}) ::unsetenv(name);
+  EXPECT_EQ(text, "s");
+}
+
 TEST_F(HttpSchemaRegistryTest, ReadsProtobufWithReferencesBySubjectVersionEncodingTheSubject) {
   std::string target;
   registry_.server().Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
@@ -148,6 +161,9 @@ TEST_F(HttpSchemaRegistryTest, ReadsProtobufWithReferencesBySubjectVersionEncodi
   EXPECT_EQ(schema.references[0].name, "common/money.proto");
   EXPECT_EQ(schema.references[0].subject, "money");
   EXPECT_EQ(schema.references[0].version, 2);
+  // "." and ".." are subjects like any other, not steps in the path.
+  client()->schema_by_subject_version("..", 3);
+  EXPECT_EQ(target, std::string(kBase) + "/subjects/../versions/3");
 }
 
 TEST_F(HttpSchemaRegistryTest, TheApisNotFoundCodesAreSchemaNotFoundNamingUrlAndId) {
@@ -412,6 +428,26 @@ TEST(HttpSchemaRegistryRawTest, HeadersDribbledForeverTimeOut) {
   }
   // Gave up while the registry was still dribbling, not when it stopped.
   EXPECT_LT(lines.load(), 3000);
+}
+
+TEST(HttpSchemaRegistryRawTest, AnEnormousStatusLineIsUnavailableNotACrash) {
+  // httplib 0.11 matched the status line with std::regex, which recursed once per character: a
+  // registry answering a 50 KB status line took the daemon down with a stack overflow.
+  for (const std::size_t length : {std::size_t{50000}, std::size_t{1} << 20}) {
+    SCOPED_TRACE(length);
+    auto sent = std::make_shared<bool>(false);
+    RawRegistry raw([sent, length] {
+      if (*sent) return std::string();
+      *sent = true;
+      return "HTTP/1.1 200 " + std::string(length, 'a') + "\r\nContent-Length: 2\r\n\r\n{}";
+    });
+    try {
+      raw_client(raw, 10s, kLimit)->schema_by_id(1);
+      ADD_FAILURE() << "did not throw";
+    } catch (const SchemaRegistryUnavailable& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr(raw.url()), HasSubstr("schema id 1")));
+    }
+  }
 }
 
 TEST(HttpSchemaRegistryOptionsTest, DescribeAndErrorsNeverShowCredentials) {
