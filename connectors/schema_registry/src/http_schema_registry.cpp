@@ -431,7 +431,7 @@ class HttpSchemaRegistry final : public SchemaRegistry {
         return "no complete answer (read failed or the connection closed early)" + said;
       case CURLE_OUT_OF_MEMORY:
         // What libcurl says of a status or header line over its own limit, before we see it.
-        return "status line or a header line over libcurl's limit (or out of memory)" + said;
+        return "status line or a header line over libcurl's limit (or out of memory)";
       case CURLE_WEIRD_SERVER_REPLY:
       case CURLE_UNSUPPORTED_PROTOCOL:
         return "the answer is not HTTP" + said;
