@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -25,6 +26,11 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   }
   void add_version(std::string subject, std::int32_t version, connectors::RegisteredSchema schema) {
     by_subject_[{std::move(subject), version}] = std::move(schema);
+  }
+  // Answers a subject/version no add_version() gave (set before a pipeline runs).
+  void set_subject_fallback(
+      std::function<connectors::RegisteredSchema(std::string_view subject, std::int32_t version)> fallback) {
+    subject_fallback_ = std::move(fallback);
   }
   void set_unavailable(bool unavailable) { unavailable_ = unavailable; }
   // Each failing call takes this long first, as a registry that times out does.
@@ -73,6 +79,7 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
       throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
     }
     const auto it = by_subject_.find({std::string(subject), version});
+    if (it == by_subject_.end() && subject_fallback_) return subject_fallback_(subject, version);
     if (it == by_subject_.end()) {
       throw connectors::SchemaNotFound("fake registry: 404 for subject " + std::string(subject) + " version " +
                                        std::to_string(version));
@@ -93,6 +100,7 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   std::set<std::int32_t> blocked_ids_;
   std::map<std::int32_t, connectors::RegisteredSchema> by_id_;
   std::map<std::pair<std::string, std::int32_t>, connectors::RegisteredSchema> by_subject_;
+  std::function<connectors::RegisteredSchema(std::string_view, std::int32_t)> subject_fallback_;
   std::atomic<bool> unavailable_{false};
   std::atomic<int> calls_{0};
   std::atomic<std::int64_t> failure_delay_ms_{0};

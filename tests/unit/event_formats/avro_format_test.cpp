@@ -3,6 +3,7 @@
 // twin; schema evolution with each message's own writer schema; hostile bytes; the schema cache.
 #include <avro.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <functional>
 #include <limits>
@@ -723,6 +724,32 @@ TEST(AvroFormat, ReferencesCountInTheCachesBytes) {
   EXPECT_EQ(failure->reason, "bad_schema");
   EXPECT_NE(failure->message.find("over 2000 bytes of schema text"), std::string::npos) << failure->message;
   EXPECT_EQ(registry.calls() - calls, 3) << "the schema and two references, not the third";
+TEST(AvroFormat, ASchemaWithCountlessReferencesIsBadAfterABoundedNumberOfFetches) {
+  // Each referenced schema lists 20 more references of its own, four levels deep: far within the
+  // nesting bound, that is 20^4 fetches, each a round trip to the registry while the partition waits.
+  FakeSchemaRegistry registry;
+  constexpr int kFanOut = 20;
+  const auto references_of = [](const std::string& prefix) {
+    std::vector<connectors::SchemaReference> out;
+    for (int i = 0; i < kFanOut; ++i) out.push_back({prefix + "n" + std::to_string(i), prefix + std::to_string(i), 1});
+    return out;
+  };
+  // Every subject answers with a schema whose references are new names under its own prefix.
+  registry.set_subject_fallback([&](std::string_view subject, std::int32_t) {
+    auto schema = avro_schema(0, R"({"type":"enum","name":"E","symbols":["A"]})");
+    if (std::count(subject.begin(), subject.end(), '.') < 4)
+      schema.references = references_of(std::string(subject) + ".");
+    return schema;
+  });
+  auto root = avro_schema(5, kOrderSchema);
+  root.references = references_of("r.");
+  registry.add(root);
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const auto failure = format->parse(order_message(5));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("references"), std::string::npos) << failure->message;
+  EXPECT_LE(registry.calls(), 300);
 }
 
 TEST(AvroFormat, TheSchemaCacheAnswersAsForEveryFormat) {
