@@ -724,6 +724,8 @@ TEST(AvroFormat, ReferencesCountInTheCachesBytes) {
   EXPECT_EQ(failure->reason, "bad_schema");
   EXPECT_NE(failure->message.find("over 2000 bytes of schema text"), std::string::npos) << failure->message;
   EXPECT_EQ(registry.calls() - calls, 3) << "the schema and two references, not the third";
+}
+
 TEST(AvroFormat, ASchemaWithCountlessReferencesIsBadAfterABoundedNumberOfFetches) {
   // Each referenced schema lists 20 more references of its own, four levels deep: far within the
   // nesting bound, that is 20^4 fetches, each a round trip to the registry while the partition waits.
