@@ -89,7 +89,16 @@ class SchemaCache {
       if (!thread_.joinable()) thread_ = std::jthread([this] { serve(); });
       changed_.notify_all();
     }
-    changed_.wait_for(lock, kAnswerWait, [&] { return answer_ && answer_->id == id; });
+    // Waits for the registry only a moment in all, but for the parse of what it answered as long as
+    // that takes: parsing is this process's own work, as bounded as a message's decoding.
+    const auto give_up = std::chrono::steady_clock::now() + kAnswerWait;
+    while (!(answer_ && answer_->id == id) && asked_ == id) {
+      if (parsing_) {
+        changed_.wait(lock);
+      } else if (changed_.wait_until(lock, give_up) == std::cv_status::timeout && !parsing_) {
+        break;
+      }
+    }
     std::optional<Answer> answer;
     if (answer_ && answer_->id == id) answer = std::exchange(answer_, std::nullopt);
     const bool still_asking = asked_.has_value();
@@ -158,13 +167,22 @@ class SchemaCache {
 
   // The registry as a schema's parse sees it: counts the text of the schema and of every reference
   // fetched for it (the cache's bytes), and refuses to go on past limits_.max_schema_bytes.
+  // It also tells get() when the registry thread is parsing rather than waiting for the registry.
   class CountingRegistry final : public connectors::SchemaRegistry {
    public:
-    CountingRegistry(connectors::SchemaRegistry& real, std::size_t max_bytes, std::size_t& bytes)
-        : real_(real), max_bytes_(max_bytes), bytes_(bytes) {}
-    connectors::RegisteredSchema schema_by_id(std::int32_t id) override { return count(real_.schema_by_id(id)); }
+    CountingRegistry(connectors::SchemaRegistry& real, std::size_t max_bytes, std::size_t& bytes, SchemaCache& cache)
+        : real_(real), max_bytes_(max_bytes), bytes_(bytes), cache_(cache) {}
+    connectors::RegisteredSchema schema_by_id(std::int32_t id) override {
+      cache_.set_parsing(false);
+      auto schema = real_.schema_by_id(id);
+      cache_.set_parsing(true);
+      return count(std::move(schema));
+    }
     connectors::RegisteredSchema schema_by_subject_version(std::string_view subject, std::int32_t version) override {
-      return count(real_.schema_by_subject_version(subject, version));
+      cache_.set_parsing(false);
+      auto schema = real_.schema_by_subject_version(subject, version);
+      cache_.set_parsing(true);
+      return count(std::move(schema));
     }
     std::string describe() const override { return real_.describe(); }
 
@@ -180,18 +198,27 @@ class SchemaCache {
     connectors::SchemaRegistry& real_;
     std::size_t max_bytes_;
     std::size_t& bytes_;
+    SchemaCache& cache_;
   };
+
+  // On the registry thread: between the registry's answers, the thread is parsing.
+  void set_parsing(bool parsing) {
+    {
+      const std::lock_guard lock(mutex_);
+      parsing_ = parsing;
+    }
+    changed_.notify_all();
+  }
 
   // On the registry thread.
   Answer fetch(std::int32_t id) {
     Answer answer;
     answer.id = id;
     const std::string where = "schema id " + std::to_string(id);
-    CountingRegistry counting(registry_, limits_.max_schema_bytes, answer.text_bytes);
+    CountingRegistry counting(registry_, limits_.max_schema_bytes, answer.text_bytes, *this);
     try {
-      auto schema = registry_.schema_by_id(id);
+      auto schema = counting.schema_by_id(id);
       answer.answered = true;
-      schema = counting.count(std::move(schema));
       if (schema.type != expected_) {
         answer.result =
             failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
@@ -220,6 +247,7 @@ class SchemaCache {
       // that text: escaping from here it would stop the daemon at this message at every restart.
       answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": cannot be read: " + e.what(), id);
     }
+    set_parsing(false);
     // A failure keeps no schema text: what it holds is its message.
     if (const auto* failed = std::get_if<DecodeFailure>(&answer.result)) answer.text_bytes = failed->message.size();
     return answer;
@@ -249,7 +277,8 @@ class SchemaCache {
   std::optional<std::int32_t> asked_;  // the id the registry thread is asking for, or is to ask for
   std::optional<Answer> answer_;       // its answer, until get() takes it
   bool stopping_ = false;
-  std::jthread thread_;  // last: joined first, while the state it uses is still there
+  bool parsing_ = false;  // the registry thread is parsing what the registry answered
+  std::jthread thread_;   // last: joined first, while the state it uses is still there
 };
 
 }  // namespace hbingest::event_formats
