@@ -161,6 +161,7 @@ class SchemaCache {
       lock.lock();
       answer_ = std::move(answer);
       asked_.reset();
+      parsing_ = false;
       changed_.notify_all();
     }
   }
@@ -247,7 +248,6 @@ class SchemaCache {
       // that text: escaping from here it would stop the daemon at this message at every restart.
       answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": cannot be read: " + e.what(), id);
     }
-    set_parsing(false);
     // A failure keeps no schema text: what it holds is its message.
     if (const auto* failed = std::get_if<DecodeFailure>(&answer.result)) answer.text_bytes = failed->message.size();
     return answer;
