@@ -8,6 +8,8 @@ find_package(yaml-cpp REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED)
 find_package(CLI11 REQUIRED)
+# Debian's libcurl4-openssl-dev 7.88: the schema registry client (connectors/schema_registry).
+find_package(CURL 7.85 REQUIRED)
 # Debian's prometheus-cpp-dev 1.0.1. We link only prometheus-cpp::core (registry, metric types,
 # text serializer): /metrics is served by our own HTTP server, not by prometheus-cpp's pull.
 find_package(prometheus-cpp CONFIG REQUIRED)

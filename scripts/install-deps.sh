@@ -10,7 +10,7 @@ DEBIAN_PACKAGES=(
   librdkafka-dev libthrift-dev thrift-compiler libboost-dev libssl-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libsimdjson-dev libxxhash-dev
   libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev prometheus-cpp-dev
-  libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler
+  libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler libcurl4-openssl-dev
   prometheus systemd python3 python3-venv maven curl stunnel4 openssl strace
 )
 # clang is optional: it builds the libFuzzer targets; clang-format and clang-tidy check house style.

@@ -312,7 +312,8 @@ void check_schema_registry(const Config& c, Reader& r) {
     } else if (authority.empty()) {
       r.problem_at("schema_registry.url", "'" + url + "' has no host");
     } else if (url.find_first_of("?#") != std::string::npos) {
-      r.problem_at("schema_registry.url", "'" + url + "' must not have a query or fragment: give the API's base");
+      // Not quoted: a query is where a token would be.
+      r.problem_at("schema_registry.url", "must not have a query or fragment: give the API's base");
     }
   }
   if (sr.basic_auth.user.has_value() != sr.basic_auth.password.has_value()) {

@@ -29,7 +29,9 @@ bool is_primitive(std::string_view name) {
 }
 
 std::string full_name(const json& named, const std::string& enclosing_namespace) {
-  const auto name = named.value("name", std::string());
+  // Not value("name", ...): it throws for a name that is not a string; avro-c says what is wrong.
+  const auto it = named.find("name");
+  const std::string name = it != named.end() && it->is_string() ? it->get<std::string>() : std::string();
   if (name.find('.') != std::string::npos) return name;
   const auto space = named.contains("namespace") && named["namespace"].is_string()
                          ? named["namespace"].get<std::string>()
@@ -42,6 +44,9 @@ std::string namespace_of(const std::string& full) {
   return dot == std::string::npos ? std::string() : full.substr(0, dot);
 }
 
+// Real schemas reference a handful of named types; as for Protobuf imports (protobuf_schema.cpp).
+constexpr std::size_t kMaxReferences = 256;
+
 // A schema's references, fetched and parsed: the named types other subjects define, by full name.
 class References {
  public:
@@ -51,6 +56,11 @@ class References {
     for (const auto& reference : references) {
       if (definitions_.contains(reference.name)) continue;
       if (depth > kMaxNesting) throw BadSchema("references nest deeper than " + std::to_string(kMaxNesting));
+      // Each is a fetch the pipeline thread waits for and text kept until the schema is built.
+      if (definitions_.size() >= kMaxReferences) {
+        throw BadSchema("more than " + std::to_string(kMaxReferences) + " references (reference " + reference.name +
+                        ", subject " + reference.subject + ")");
+      }
       const auto schema = registry_.schema_by_subject_version(reference.subject, reference.version);
       const auto where = "reference " + reference.name + " (subject " + reference.subject + " version " +
                          std::to_string(reference.version) + ")";
@@ -75,6 +85,10 @@ class References {
       auto it = definitions_.find(full);
       if (it == definitions_.end()) it = definitions_.find(name);
       if (it == definitions_.end()) return;  // avro-c says what is unknown
+      // Inlined once: a definition that names itself otherwise (or is no named type) leaves this
+      // name undefined, and inlining it at every use would copy it exponentially often through
+      // references that use each other twice. Its second use is then a name avro-c does not know.
+      defined_.insert(it->first);
       type = it->second;
       inline_into(type, space, depth);
       return;
@@ -85,7 +99,9 @@ class References {
     }
     if (!type.is_object() || !type.contains("type")) return;
     auto& inner = type["type"];
-    if (!inner.is_string()) return inline_into(inner, space, depth);
+    // {"type": {...}} and {"type": [...]}: a level too, or a schema of such wrappers alone would
+    // recurse as deep as its text goes.
+    if (!inner.is_string()) return inline_into(inner, space, depth + 1);
     const auto kind = inner.get<std::string>();
     if (kind == "record" || kind == "error" || kind == "enum" || kind == "fixed") {
       const auto full = full_name(type, space);

@@ -75,15 +75,18 @@ class BuildErrorCollector final : public pb::DescriptorPool::ErrorCollector {
 // ---- the two forms a registry gives ----
 
 // The deepest nesting of braces in .proto text, strings and comments skipped; stops counting past
-// the limit.
+// the limit. A string ends where protobuf's tokenizer ends it: at its closing quote, or at the end
+// of its line or a NUL byte (an error, after which the parser goes on): braces after an unclosed
+// quote are parsed, so they are counted.
 int brace_nesting(std::string_view text) {
   int depth = 0;
   int deepest = 0;
   for (std::size_t i = 0; i < text.size() && deepest <= kMaxTextNesting; ++i) {
     const char c = text[i];
     if (c == '"' || c == '\'') {
-      for (++i; i < text.size() && text[i] != c; ++i) {
-        if (text[i] == '\\') ++i;
+      const auto ends_string = [&](std::size_t at) { return text[at] == '\n' || text[at] == '\0'; };
+      for (++i; i < text.size() && text[i] != c && !ends_string(i); ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && !ends_string(i + 1)) ++i;
       }
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       i = std::min(text.find('\n', i), text.size());

@@ -1,8 +1,8 @@
 #pragma once
 // Parsed schemas by id, for the formats that read a schema id from each message (Avro, Protobuf,
 // JSON Schema). An id's schema never changes, so each is fetched and parsed once and kept while it
-// is used; the cache is bounded in count and in bytes (of schema text, a proxy for the parsed
-// form), the least recently used going first. A schema that does not parse is kept too, as its
+// is used; the cache is bounded in count and in bytes (of schema text with its references', a
+// proxy for the parsed form), the least recently used going first. A schema that does not parse is kept too, as its
 // failure: every message naming it is invalid, without asking the registry again.
 //
 // Registry failures are not cached: an unreachable registry is asked again at the next message
@@ -23,8 +23,11 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -86,7 +89,16 @@ class SchemaCache {
       if (!thread_.joinable()) thread_ = std::jthread([this] { serve(); });
       changed_.notify_all();
     }
-    changed_.wait_for(lock, kAnswerWait, [&] { return answer_ && answer_->id == id; });
+    // Waits for the registry only a moment in all, but for the parse of what it answered as long as
+    // that takes: parsing is this process's own work, as bounded as a message's decoding.
+    const auto give_up = std::chrono::steady_clock::now() + kAnswerWait;
+    while (!(answer_ && answer_->id == id) && asked_ == id) {
+      if (parsing_) {
+        changed_.wait(lock);
+      } else if (changed_.wait_until(lock, give_up) == std::cv_status::timeout && !parsing_) {
+        break;
+      }
+    }
     std::optional<Answer> answer;
     if (answer_ && answer_->id == id) answer = std::exchange(answer_, std::nullopt);
     const bool still_asking = asked_.has_value();
@@ -149,27 +161,74 @@ class SchemaCache {
       lock.lock();
       answer_ = std::move(answer);
       asked_.reset();
+      parsing_ = false;
       changed_.notify_all();
     }
   }
 
+  // The registry as a schema's parse sees it: counts the text of the schema and of every reference
+  // fetched for it (the cache's bytes), and refuses to go on past limits_.max_schema_bytes.
+  // It also tells get() when the registry thread is parsing rather than waiting for the registry.
+  class CountingRegistry final : public connectors::SchemaRegistry {
+   public:
+    CountingRegistry(connectors::SchemaRegistry& real, std::size_t max_bytes, std::size_t& bytes, SchemaCache& cache)
+        : real_(real), max_bytes_(max_bytes), bytes_(bytes), cache_(cache) {}
+    connectors::RegisteredSchema schema_by_id(std::int32_t id) override {
+      cache_.set_parsing(false);
+      auto schema = real_.schema_by_id(id);
+      cache_.set_parsing(true);
+      return count(std::move(schema));
+    }
+    connectors::RegisteredSchema schema_by_subject_version(std::string_view subject, std::int32_t version) override {
+      cache_.set_parsing(false);
+      auto schema = real_.schema_by_subject_version(subject, version);
+      cache_.set_parsing(true);
+      return count(std::move(schema));
+    }
+    std::string describe() const override { return real_.describe(); }
+
+    connectors::RegisteredSchema count(connectors::RegisteredSchema schema) {
+      bytes_ += schema.text.size();
+      if (bytes_ > max_bytes_) {
+        throw BadSchema("it and its references are over " + std::to_string(max_bytes_) + " bytes of schema text");
+      }
+      return schema;
+    }
+
+   private:
+    connectors::SchemaRegistry& real_;
+    std::size_t max_bytes_;
+    std::size_t& bytes_;
+    SchemaCache& cache_;
+  };
+
+  // On the registry thread: between the registry's answers, the thread is parsing.
+  void set_parsing(bool parsing) {
+    {
+      const std::lock_guard lock(mutex_);
+      parsing_ = parsing;
+    }
+    changed_.notify_all();
+  }
+
+  // On the registry thread.
   Answer fetch(std::int32_t id) {
     Answer answer;
     answer.id = id;
     const std::string where = "schema id " + std::to_string(id);
+    CountingRegistry counting(registry_, limits_.max_schema_bytes, answer.text_bytes, *this);
     try {
-      const auto schema = registry_.schema_by_id(id);
+      auto schema = counting.schema_by_id(id);
       answer.answered = true;
-      answer.text_bytes = schema.text.size();
       if (schema.type != expected_) {
         answer.result =
             failure(DecodeFailure::Kind::invalid, "wrong_schema_type",
                     where + " is a " + std::string(connectors::schema_type_name(schema.type)) +
                         " schema, the topic's format expects " + std::string(connectors::schema_type_name(expected_)),
                     id);
-        return answer;
+      } else {
+        answer.result = parse_(schema, counting);
       }
-      answer.result = parse_(schema, registry_);
     } catch (const connectors::SchemaNotFound& e) {
       answer.answered = true;
       answer.result = failure(DecodeFailure::Kind::invalid, "unknown_schema", where + ": " + e.what(), id);
@@ -179,10 +238,18 @@ class SchemaCache {
           failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable", where + ": " + e.what(), id);
     } catch (const BadSchema& e) {
       answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+    } catch (const std::bad_alloc&) {
+      // The process's state, not the schema's: not kept, tried again later.
+      answer.answered = false;
+      answer.result = failure(DecodeFailure::Kind::unavailable, "schema_registry_unavailable",
+                              where + ": out of memory while parsing it", id);
     } catch (const std::exception& e) {
-      // Whatever else a parser throws is about this schema, not the registry.
-      answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": " + e.what(), id);
+      // Whatever else a parser throws about a schema's text (a JSON library's type error) is about
+      // that text: escaping from here it would stop the daemon at this message at every restart.
+      answer.result = failure(DecodeFailure::Kind::invalid, "bad_schema", where + ": cannot be read: " + e.what(), id);
     }
+    // A failure keeps no schema text: what it holds is its message.
+    if (const auto* failed = std::get_if<DecodeFailure>(&answer.result)) answer.text_bytes = failed->message.size();
     return answer;
   }
 
@@ -210,7 +277,8 @@ class SchemaCache {
   std::optional<std::int32_t> asked_;  // the id the registry thread is asking for, or is to ask for
   std::optional<Answer> answer_;       // its answer, until get() takes it
   bool stopping_ = false;
-  std::jthread thread_;  // last: joined first, while the state it uses is still there
+  bool parsing_ = false;  // the registry thread is parsing what the registry answered
+  std::jthread thread_;   // last: joined first, while the state it uses is still there
 };
 
 }  // namespace hbingest::event_formats

@@ -4,11 +4,14 @@
 // pipeline runs; the switch and the count may be used from any thread meanwhile.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "hbingest/connectors/schema_registry.h"
@@ -24,7 +27,14 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   void add_version(std::string subject, std::int32_t version, connectors::RegisteredSchema schema) {
     by_subject_[{std::move(subject), version}] = std::move(schema);
   }
+  // Answers a subject/version no add_version() gave (set before a pipeline runs).
+  void set_subject_fallback(
+      std::function<connectors::RegisteredSchema(std::string_view subject, std::int32_t version)> fallback) {
+    subject_fallback_ = std::move(fallback);
+  }
   void set_unavailable(bool unavailable) { unavailable_ = unavailable; }
+  // Each failing call takes this long first, as a registry that times out does.
+  void set_failure_delay(std::chrono::milliseconds delay) { failure_delay_ms_ = delay.count(); }
   // Only `id` fails as an unreachable registry would (the others are answered).
   void set_unavailable_id(std::int32_t id, bool unavailable) {
     const std::lock_guard lock(mutex_);
@@ -55,6 +65,7 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
       released_.wait(lock, [&] { return !blocked_ids_.contains(id); });
     }
     if (unavailable_ || id_unavailable(id)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(failure_delay_ms_.load()));
       throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
     }
     const auto it = by_id_.find(id);
@@ -63,8 +74,12 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   }
   connectors::RegisteredSchema schema_by_subject_version(std::string_view subject, std::int32_t version) override {
     ++calls_;
-    if (unavailable_) throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    if (unavailable_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(failure_delay_ms_.load()));
+      throw connectors::SchemaRegistryUnavailable("fake registry: connection refused");
+    }
     const auto it = by_subject_.find({std::string(subject), version});
+    if (it == by_subject_.end() && subject_fallback_) return subject_fallback_(subject, version);
     if (it == by_subject_.end()) {
       throw connectors::SchemaNotFound("fake registry: 404 for subject " + std::string(subject) + " version " +
                                        std::to_string(version));
@@ -85,8 +100,10 @@ class FakeSchemaRegistry final : public connectors::SchemaRegistry {
   std::set<std::int32_t> blocked_ids_;
   std::map<std::int32_t, connectors::RegisteredSchema> by_id_;
   std::map<std::pair<std::string, std::int32_t>, connectors::RegisteredSchema> by_subject_;
+  std::function<connectors::RegisteredSchema(std::string_view, std::int32_t)> subject_fallback_;
   std::atomic<bool> unavailable_{false};
   std::atomic<int> calls_{0};
+  std::atomic<std::int64_t> failure_delay_ms_{0};
 };
 
 // The Confluent frame: magic 0, the id big-endian, then `rest` (message indexes and payload).

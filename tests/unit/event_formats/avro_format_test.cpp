@@ -3,6 +3,7 @@
 // twin; schema evolution with each message's own writer schema; hostile bytes; the schema cache.
 #include <avro.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <functional>
 #include <limits>
@@ -576,6 +577,11 @@ TEST_F(AvroHostileBytes, BadSchemasAreInvalidOnceAndForAll) {
   };
   bad("not json", "not valid JSON");
   bad(R"({"type":"record","name":"R"})", "avro-c cannot parse it");
+  // JSON of the wrong type where a name or a namespace goes: a bad schema, not an exception that
+  // stops the daemon at this message at every restart.
+  bad(R"({"type":"record","name":1,"fields":[]})", "avro-c cannot parse it");
+  bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":{"type":"enum","name":[],"symbols":["A"]}}]})",
+      "avro-c cannot parse it");
   bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":"Unknown"}]})", "avro-c cannot parse it");
   bad(R"("string")", "not a record");
   std::string deep = R"("long")";
@@ -585,6 +591,13 @@ TEST_F(AvroHostileBytes, BadSchemasAreInvalidOnceAndForAll) {
   std::string deep_arrays = R"("long")";
   for (int i = 0; i < 5000; ++i) deep_arrays = R"({"type":"array","items":)" + deep_arrays + "}";
   bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":)" + deep_arrays + "}]}", "nests deeper than 64");
+  // {"type": {"type": ...}} wraps a type in itself without a record, array or map around it: still
+  // a level of nesting (once walked by recursion that counted it not at all, and overflowed the stack).
+  constexpr int kWraps = 300000;
+  std::string wrapped;
+  for (int i = 0; i < kWraps; ++i) wrapped += R"({"type":)";
+  wrapped += R"("long")" + std::string(kWraps, '}');
+  bad(R"({"type":"record","name":"R","fields":[{"name":"f","type":)" + wrapped + "}]}", "nests deeper than 64");
 }
 
 TEST(AvroFormat, ReferencesToOtherSubjectsAreDefinedWhereFirstUsed) {
@@ -639,6 +652,106 @@ TEST(AvroFormat, ReferencesToOtherSubjectsAreDefinedWhereFirstUsed) {
   EXPECT_FALSE(format->parse(confluent_framed(9, bytes))) << "a cached id keeps decoding";
   registry.set_unavailable(false);
   EXPECT_FALSE(format->parse(confluent_framed(11, bytes)));
+}
+
+// A registry (or whoever may register schemas) decides what references say; a schema's cost must
+// stay in proportion to what it fetched however they are made.
+TEST(AvroFormat, HostileReferencesCostInProportionToTheirText) {
+  FakeSchemaRegistry registry;
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const std::string root = R"({"type":"record","name":"R","fields":[{"name":"f","type":"T0"}]})";
+  // Reference Ti defines a record named Di (not Ti) using T(i+1) twice: were every use of a
+  // name that was never defined inlined again, 40 of them would make 2^40 copies.
+  constexpr int kLevels = 40;
+  for (int i = 0; i < kLevels; ++i) {
+    const std::string next = i + 1 < kLevels ? "T" + std::to_string(i + 1) : "long";
+    auto schema =
+        avro_schema(0, R"({"type":"record","name":"D)" + std::to_string(i) + R"(","fields":[{"name":"a","type":")" +
+                           next + R"("},{"name":"b","type":")" + next + R"("}]})");
+    if (i + 1 < kLevels) schema.references = {{next, "t" + std::to_string(i + 1), 1}};
+    registry.add_version("t" + std::to_string(i), 1, schema);
+  }
+  auto mismatched = avro_schema(1, root);
+  mismatched.references = {{"T0", "t0", 1}};
+  registry.add(mismatched);
+  auto failure = format->parse(confluent_framed(1, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema") << failure->message;
+
+  // Thousands of references: each is a fetch the pipeline thread waits for, and text kept until
+  // the schema is built. Refused past a bound, as for Protobuf imports.
+  auto many = avro_schema(2, R"({"type":"record","name":"M","fields":[{"name":"f","type":"long"}]})");
+  for (int i = 0; i < 1000; ++i) {
+    const auto name = "shop.E" + std::to_string(i);
+    registry.add_version("e" + std::to_string(i), 1,
+                         avro_schema(0, R"({"type":"enum","name":")" + name + R"(","symbols":["A"]})"));
+    many.references.push_back({name, "e" + std::to_string(i), 1});
+  }
+  registry.add(many);
+  const auto calls = registry.calls();
+  failure = format->parse(confluent_framed(2, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("references"), std::string::npos) << failure->message;
+  EXPECT_LE(registry.calls() - calls, 300) << "stops fetching at the bound";
+}
+
+// The cache's bound in bytes counts what a schema is made of, its references included: else one id
+// whose references are 256 answers of megabytes each would count as its own few bytes.
+TEST(AvroFormat, ReferencesCountInTheCachesBytes) {
+  FakeSchemaRegistry registry;
+  const std::string root = R"({"type":"record","name":"R","fields":[{"name":"f","type":"shop.E0"}]})";
+  auto schema = avro_schema(1, root);
+  std::size_t total = root.size();
+  for (int i = 0; i < 3; ++i) {
+    const auto name = "shop.E" + std::to_string(i);
+    const auto text =
+        R"({"type":"enum","name":")" + name + R"(","doc":")" + std::string(1000, 'x') + R"(","symbols":["A"]})";
+    registry.add_version("e" + std::to_string(i), 1, avro_schema(0, text));
+    schema.references.push_back({name, "e" + std::to_string(i), 1});
+    total += text.size();
+  }
+  registry.add(schema);
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  ASSERT_FALSE(format->parse(confluent_framed(1, varint(0))));
+  EXPECT_EQ(format->schema_cache_stats().cached_bytes, total);
+
+  // One schema larger than its bound is refused, before all of it is fetched.
+  const auto small = make_input_format(config::EventFormat::avro, &registry, SchemaCacheLimits{10, 1 << 20, 2000});
+  const auto calls = registry.calls();
+  const auto failure = small->parse(confluent_framed(1, varint(0)));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("over 2000 bytes of schema text"), std::string::npos) << failure->message;
+  EXPECT_EQ(registry.calls() - calls, 3) << "the schema and two references, not the third";
+}
+
+TEST(AvroFormat, ASchemaWithCountlessReferencesIsBadAfterABoundedNumberOfFetches) {
+  // Each referenced schema lists 20 more references of its own, four levels deep: far within the
+  // nesting bound, that is 20^4 fetches, each a round trip to the registry while the partition waits.
+  FakeSchemaRegistry registry;
+  constexpr int kFanOut = 20;
+  const auto references_of = [](const std::string& prefix) {
+    std::vector<connectors::SchemaReference> out;
+    for (int i = 0; i < kFanOut; ++i) out.push_back({prefix + "n" + std::to_string(i), prefix + std::to_string(i), 1});
+    return out;
+  };
+  // Every subject answers with a schema whose references are new names under its own prefix.
+  registry.set_subject_fallback([&](std::string_view subject, std::int32_t) {
+    auto schema = avro_schema(0, R"({"type":"enum","name":"E","symbols":["A"]})");
+    if (std::count(subject.begin(), subject.end(), '.') < 4)
+      schema.references = references_of(std::string(subject) + ".");
+    return schema;
+  });
+  auto root = avro_schema(5, kOrderSchema);
+  root.references = references_of("r.");
+  registry.add(root);
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  const auto failure = format->parse(order_message(5));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("references"), std::string::npos) << failure->message;
+  EXPECT_LE(registry.calls(), 300);
 }
 
 TEST(AvroFormat, TheSchemaCacheAnswersAsForEveryFormat) {

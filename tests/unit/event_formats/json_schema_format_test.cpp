@@ -102,6 +102,28 @@ TEST(JsonSchemaFormat, ARegistryThatDoesNotAnswerStopsTheDecoderOnlyAMoment) {
   EXPECT_EQ(format->schema_cache_stats().cached_schemas, 2u);
 }
 
+// A registry that times out, asked for every uncached id of every held partition and new message in
+// turn, would keep the pipeline thread from polling, committing and the watchdog for a timeout per
+// id. One id is asked at a time, on the cache's thread; the others are answered at once meanwhile.
+TEST(JsonSchemaFormat, ARegistryThatTimesOutIsAskedOneIdAtATime) {
+  FakeSchemaRegistry registry;
+  registry.add(json_schema(1));
+  const auto format = make_input_format(config::EventFormat::json_schema, &registry);
+  ASSERT_FALSE(format->parse(confluent_framed(1, kEvent)));
+  registry.set_unavailable(true);
+  registry.set_failure_delay(std::chrono::milliseconds(3000));
+  const auto started = std::chrono::steady_clock::now();
+  for (std::int32_t id = 2; id < 10; ++id) {
+    const auto failure = format->parse(confluent_framed(id, kEvent));
+    ASSERT_TRUE(failure);
+    EXPECT_EQ(failure->kind, DecodeFailure::Kind::unavailable);
+    EXPECT_NE(failure->message.find("schema id " + std::to_string(id)), std::string::npos) << failure->message;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3)) << "waited for the registry";
+  EXPECT_EQ(registry.calls(), 2) << "schema 1, then schema 2 alone while it is being asked for";
+  EXPECT_FALSE(format->parse(confluent_framed(1, kEvent))) << "a cached id keeps decoding";
+}
+
 TEST(JsonSchemaFormat, AFormatGoneWhileItsRegistryIsAskedWaitsForTheAnswer) {
   FakeSchemaRegistry registry;
   registry.add(json_schema(2));

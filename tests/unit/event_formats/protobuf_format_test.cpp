@@ -565,6 +565,21 @@ TEST_F(ProtobufFormatTest, DeeplyNestedSchemaTextIsRefusedBeforeTheParserRecurse
   EXPECT_NE(failure->message.find("nests blocks more than"), std::string::npos) << failure->message;
 }
 
+// The nesting is counted as protobuf's tokenizer reads the text: a string ends at the end of its
+// line (the tokenizer says so, and the parser goes on after it), so a quote without its mate on
+// the line hides no braces from the count (it hid a million, and compiler::Parser overflowed the
+// stack skipping them: a schema of 11 MB, under what the registry client accepts, crashed the daemon).
+TEST_F(ProtobufFormatTest, AnUnclosedStringHidesNoNestingFromTheCount) {
+  std::string text = "syntax = \"proto3\";\noption java_package = \"x\n";
+  for (int i = 0; i < 1000000; ++i) text += "message M {";
+  text += std::string(1000000, '}') + "\"";
+  registry_.add(proto_schema(34, text));
+  const auto failure = format()->parse(framed(34, {0}, ""));
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->reason, "bad_schema");
+  EXPECT_NE(failure->message.find("nests blocks more than"), std::string::npos) << failure->message;
+}
+
 TEST_F(ProtobufFormatTest, AWellKnownTypeRedefinedWithAnotherShapeReadsAsAPlainMessage) {
   // A schema bringing its own google/protobuf/timestamp.proto whose Timestamp has a string field:
   // reading it as a Timestamp through reflection would abort.

@@ -5,13 +5,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace hbingest::connectors {
@@ -126,6 +132,18 @@ TEST_F(HttpSchemaRegistryTest, ReadsASchemaByIdWithoutTypeAsAvroAndSendsCredenti
   EXPECT_EQ(authorization, "Basic aGJpbmdlc3Q6cGE1NS13MHJkLWluLW5vLW1lc3NhZ2U=");
 }
 
+TEST_F(HttpSchemaRegistryTest, AProxyNamedInTheEnvironmentIsNotUsed) {
+  // No option of ours names a proxy; one in the environment would see an http:// registry's
+  // credentials. Here it is a port nobody listens on: used, the fetch would fail.
+  answer(std::string(kBase) + "/schemas/ids/1", 200, R"({"schema":"s"})");
+  const std::string dead = "http://127.0.0.1:1";
+  for (const char* name : {"http_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}) ::setenv(name, dead.c_str(), 1);
+  std::string text;
+  EXPECT_NO_THROW(text = client()->schema_by_id(1).text);
+  for (const char* name : {"http_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}) ::unsetenv(name);
+  EXPECT_EQ(text, "s");
+}
+
 TEST_F(HttpSchemaRegistryTest, ReadsProtobufWithReferencesBySubjectVersionEncodingTheSubject) {
   std::string target;
   registry_.server().Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
@@ -143,6 +161,9 @@ TEST_F(HttpSchemaRegistryTest, ReadsProtobufWithReferencesBySubjectVersionEncodi
   EXPECT_EQ(schema.references[0].name, "common/money.proto");
   EXPECT_EQ(schema.references[0].subject, "money");
   EXPECT_EQ(schema.references[0].version, 2);
+  // "." and ".." are subjects like any other, not steps in the path.
+  client()->schema_by_subject_version("..", 3);
+  EXPECT_EQ(target, std::string(kBase) + "/subjects/../versions/3");
 }
 
 TEST_F(HttpSchemaRegistryTest, TheApisNotFoundCodesAreSchemaNotFoundNamingUrlAndId) {
@@ -183,6 +204,15 @@ TEST_F(HttpSchemaRegistryTest, ServerErrorsAndRefusedCredentialsAreUnavailableWi
   EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { registry->schema_by_id(3); }),
               HasSubstr("credentials refused"));
   EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { registry->schema_by_id(4); }), HasSubstr("answered 302"));
+}
+
+TEST_F(HttpSchemaRegistryTest, APasswordEchoedWhereTheMessageIsCutIsNotHalfShown) {
+  // The registry's message is quoted up to a bound: a password straddling it must not leave its
+  // first half in ours.
+  const std::string echoed = std::string(290, 'x') + " " + kPassword;
+  answer(std::string(kBase) + "/schemas/ids/1", 401, R"({"error_code":401,"message":")" + echoed + "\"}");
+  EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { client()->schema_by_id(1); }),
+              AllOf(HasSubstr("credentials refused"), Not(HasSubstr(std::string(kPassword).substr(0, 6)))));
 }
 
 TEST_F(HttpSchemaRegistryTest, AnswersThatAreNotTheApisAreUnavailable) {
@@ -247,7 +277,7 @@ TEST_F(HttpSchemaRegistryTest, ARegistryDribblingItsAnswerTimesOut) {
     });
   });
   EXPECT_THAT(message_of<SchemaRegistryUnavailable>([&] { client(300ms)->schema_by_id(1); }),
-              AllOf(HasSubstr("schema id 1"), HasSubstr("still arriving after 300 ms")));
+              AllOf(HasSubstr("schema id 1"), HasSubstr("no complete answer within 300 ms")));
 }
 
 TEST_F(HttpSchemaRegistryTest, NoRegistryListeningIsUnavailable) {
@@ -279,6 +309,147 @@ TEST_F(HttpSchemaRegistryTest, ConcurrentCallsEachGetTheirOwnAnswer) {
   EXPECT_EQ(wrong, 0);
 }
 
+// A registry below HTTP: a socket on 127.0.0.1 that reads the request, then writes what `next`
+// gives (until it gives "" or the client goes away). httplib::Server cannot misbehave before the
+// end of the headers, which is where these attacks are.
+class RawRegistry {
+ public:
+  explicit RawRegistry(std::function<std::string()> next) : next_(std::move(next)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 || ::listen(listener_, 1) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "the raw registry did not start";
+    }
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~RawRegistry() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    if (const int connection = connection_.load(); connection >= 0) ::shutdown(connection, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+  }
+  RawRegistry(const RawRegistry&) = delete;
+  RawRegistry& operator=(const RawRegistry&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + kBase; }
+  // Bytes the client accepted (written into its socket) before it went away.
+  std::size_t sent() const { return sent_; }
+
+ private:
+  void serve() {
+    const int connection = ::accept(listener_, nullptr, nullptr);
+    if (connection < 0) return;
+    connection_ = connection;
+    char request[4096];
+    (void)::recv(connection, request, sizeof request, 0);
+    while (!stop_) {
+      const std::string bytes = next_();
+      if (bytes.empty()) break;
+      const ssize_t n = ::send(connection, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent_ += static_cast<std::size_t>(n);
+    }
+    ::close(connection);
+  }
+
+  std::function<std::string()> next_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::atomic<int> connection_{-1};
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> sent_{0};
+};
+
+std::unique_ptr<SchemaRegistry> raw_client(const RawRegistry& raw, std::chrono::milliseconds timeout,
+                                           std::size_t max_bytes) {
+  HttpSchemaRegistryOptions options;
+  options.url = raw.url();
+  options.timeout = timeout;
+  options.max_response_bytes = max_bytes;
+  return make_http_schema_registry(options);
+}
+
+// A registry that writes headers forever (many lines, one endless line, an endless chunk size)
+// costs the client the answer-size bound, not what the registry chooses to send. The registry
+// stops on its own after kFlood bytes so that a client without the bound fails instead of hanging.
+constexpr std::size_t kFlood = std::size_t{256} << 20;
+constexpr std::size_t kLimit = 64 * 1024;
+// What the kernel's socket buffers on both ends may hold beyond what the client read.
+constexpr std::size_t kSocketBuffers = std::size_t{32} << 20;
+
+std::function<std::string()> flood(std::string head, std::string repeated) {
+  auto total = std::make_shared<std::size_t>(0);
+  return [head = std::move(head), repeated = std::move(repeated), total]() mutable {
+    if (*total >= kFlood) return std::string();
+    std::string out = *total == 0 ? head : std::string();
+    while (out.size() < (1 << 16)) out += repeated;
+    *total += out.size();
+    return out;
+  };
+}
+
+TEST(HttpSchemaRegistryRawTest, EndlessHeadersCostTheAnswerBoundNotTheRegistrysChoice) {
+  const std::string line = "X-Pad: " + std::string(1000, 'a') + "\r\n";
+  for (const auto& [what, head, repeated] : {
+           std::tuple{"endless header lines", std::string("HTTP/1.1 200 OK\r\n"), line},
+           std::tuple{"one endless header line", std::string("HTTP/1.1 200 OK\r\nX-Pad: "), std::string(4096, 'a')},
+           std::tuple{"an endless chunk size", std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                      std::string(4096, '0')},
+       }) {
+    SCOPED_TRACE(what);
+    RawRegistry raw(flood(head, repeated));
+    EXPECT_THROW(raw_client(raw, 10s, kLimit)->schema_by_id(1), SchemaRegistryUnavailable);
+    EXPECT_LT(raw.sent(), kLimit + kSocketBuffers);
+  }
+}
+
+TEST(HttpSchemaRegistryRawTest, HeadersDribbledForeverTimeOut) {
+  // A header line every 20 ms, each well within the per-read timeout, for up to a minute.
+  std::atomic<int> lines{0};
+  RawRegistry raw([&] {
+    const int n = lines++;
+    if (n == 0) return std::string("HTTP/1.1 200 OK\r\n");
+    if (n >= 3000) return std::string();
+    std::this_thread::sleep_for(20ms);
+    return std::string("X-Slow: 1\r\n");
+  });
+  try {
+    raw_client(raw, 300ms, kLimit)->schema_by_id(1);
+    ADD_FAILURE() << "did not throw";
+  } catch (const SchemaRegistryUnavailable& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("schema id 1"), HasSubstr("no complete answer within 300 ms")));
+  }
+  // Gave up while the registry was still dribbling, not when it stopped.
+  EXPECT_LT(lines.load(), 3000);
+}
+
+TEST(HttpSchemaRegistryRawTest, AnEnormousStatusLineIsUnavailableNotACrash) {
+  // httplib 0.11 matched the status line with std::regex, which recursed once per character: a
+  // registry answering a 50 KB status line took the daemon down with a stack overflow.
+  for (const std::size_t length : {std::size_t{50000}, std::size_t{1} << 20}) {
+    SCOPED_TRACE(length);
+    auto sent = std::make_shared<bool>(false);
+    RawRegistry raw([sent, length] {
+      if (*sent) return std::string();
+      *sent = true;
+      return "HTTP/1.1 200 " + std::string(length, 'a') + "\r\nContent-Length: 2\r\n\r\n{}";
+    });
+    try {
+      raw_client(raw, 10s, kLimit)->schema_by_id(1);
+      ADD_FAILURE() << "did not throw";
+    } catch (const SchemaRegistryUnavailable& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr(raw.url()), HasSubstr("schema id 1")));
+    }
+  }
+}
+
 TEST(HttpSchemaRegistryOptionsTest, DescribeAndErrorsNeverShowCredentials) {
   HttpSchemaRegistryOptions options;
   options.url = "https://registry.example.com:8081/apis/ccompat/v7/";
@@ -292,6 +463,18 @@ TEST(HttpSchemaRegistryOptionsTest, DescribeAndErrorsNeverShowCredentials) {
     ADD_FAILURE() << "credentials in the url accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("basic_auth"), Not(HasSubstr(kPassword))));
+  }
+  // Without a scheme (or with another) too: "user:password@host" is what a user pastes.
+  for (const std::string& url : {std::string("u:") + kPassword + "@registry.example.com",
+                                 std::string("ftp://u:") + kPassword + "@registry.example.com",
+                                 std::string("https://registry.example.com/?token=") + kPassword}) {
+    try {
+      options.url = url;
+      make_http_schema_registry(options);
+      ADD_FAILURE() << "accepted " << url;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), Not(HasSubstr(kPassword)));
+    }
   }
   options.url = "ftp://registry";
   EXPECT_THROW(make_http_schema_registry(options), std::invalid_argument);

@@ -35,6 +35,9 @@ struct DecodeFailure {
 struct SchemaCacheLimits {
   std::size_t max_schemas = 1000;
   std::size_t max_bytes = 64 * 1024 * 1024;
+  // One schema's text with all its references, whatever the cache's bound: past it the schema is
+  // bad_schema (a registry answering hundreds of references of megabytes each).
+  std::size_t max_schema_bytes = 64 * 1024 * 1024;
 };
 
 // What a format's schema cache did so far (all zero for JSON): the daemon's metrics read it.
