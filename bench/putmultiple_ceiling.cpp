@@ -22,8 +22,8 @@
 #include "hbingest/config/config.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
-#include "hbingest/ingest/batcher.h"
 #include "hbingest/event_formats/event_decoder.h"
+#include "hbingest/ingest/batcher.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace {

@@ -43,7 +43,8 @@ struct HttpSchemaRegistryOptions {
   // Bounds the whole exchange: connecting, the status line and headers, and the body.
   std::chrono::milliseconds timeout{5000};
   // An answer longer than this is abandoned as it arrives (a registry answering gigabytes costs
-  // this much at most; its status line and headers have a small bound of their own). Schemas are kilobytes; Confluent's own limit on a schema is 1 MiB-ish.
+  // this much at most; its status line and headers have a small bound of their own). Schemas are kilobytes; Confluent's
+  // own limit on a schema is 1 MiB-ish.
   std::size_t max_response_bytes = std::size_t{16} << 20;
 };
 
