@@ -101,7 +101,7 @@ class SchemaCache {
     }
     std::optional<Answer> answer;
     if (answer_ && answer_->id == id) answer = std::exchange(answer_, std::nullopt);
-    const bool still_asking = asked_.has_value();
+    const bool still_asking = asked_ == id;
     lock.unlock();
     if (answer) {
       take(*answer);
