@@ -4,6 +4,7 @@
 // byte for byte what simdjson::minify writes), so a query answers the same for the same event
 // whether it came as JSON, Avro or Protobuf.
 
+#include <openssl/evp.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -16,6 +17,23 @@
 #include <string_view>
 
 namespace hbingest::event_formats {
+
+// Appends an integer in decimal.
+template <typename Integer>
+void append_integer(Integer value, std::string& out) {
+  char buffer[24];
+  out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
+}
+
+// Appends `bytes` as standard base64 with padding (Protobuf's JSON form of bytes).
+inline void append_base64(std::string_view bytes, std::string& out) {
+  const std::size_t start = out.size();
+  out.resize(start + 4 * ((bytes.size() + 2) / 3) + 1);  // EVP_EncodeBlock ends it with a NUL
+  const int written =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + start),
+                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(start + static_cast<std::size_t>(written));
+}
 
 // Appends `value` as the shortest text that reads back to it, an integral one with ".0" (see
 // append_text). std::to_chars(double) finds the shortest digits in general, at ~600 instructions a

@@ -1,7 +1,6 @@
 #include "protobuf_record.h"
 
 #include <google/protobuf/descriptor.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <charconv>
@@ -103,21 +102,6 @@ struct Slot {
   // A wrapper's value.
   static Slot inner(const pb::Message& wrapper) { return {wrapper, *wrapper.GetDescriptor()->field(0), -1}; }
 };
-
-template <typename Integer>
-void append_integer(Integer value, std::string& out) {
-  char buffer[24];
-  out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
-}
-
-void append_base64(std::string_view bytes, std::string& out) {
-  const std::size_t start = out.size();
-  out.resize(start + 4 * ((bytes.size() + 2) / 3) + 1);  // EVP_EncodeBlock ends it with a NUL
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + start),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(start + static_cast<std::size_t>(written));
-}
 
 // A map entry and its key, for writing a map's entries in key order.
 struct MapEntry {

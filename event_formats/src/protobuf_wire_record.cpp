@@ -1,7 +1,5 @@
 #include "protobuf_wire_record.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <bit>
 #include <charconv>
@@ -106,21 +104,6 @@ std::int64_t timestamp_ms(const Table& timestamp, std::string_view bytes) {
 // A wrapper's value field and its value.
 const Field& wrapped_field(const Field& field) { return field.nested->fields[0]; }
 Item wrapped_item(const Field& field, const Item& item) { return pbwire::last_value(*field.nested, item.bytes, 0); }
-
-template <typename Integer>
-void append_integer(Integer value, std::string& out) {
-  char buffer[24];
-  out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
-}
-
-void append_base64(std::string_view bytes, std::string& out) {
-  const std::size_t start = out.size();
-  out.resize(start + 4 * ((bytes.size() + 2) / 3) + 1);  // EVP_EncodeBlock ends it with a NUL
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + start),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(start + static_cast<std::size_t>(written));
-}
 
 // A map entry's key and value, for writing a map's entries in key order.
 struct MapEntry {
