@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "hbingest/event_formats/field_path.h"
 #include "hbingest/keyspec/key_spec.h"
 
 namespace hbingest::event_formats {
@@ -31,6 +33,29 @@ class Record : public keyspec::EventFields {
   // When field `name` is a typed timestamp (Avro timestamp-millis/-micros, google.protobuf.Timestamp):
   // its instant in epoch ms, which is the event time whatever decode.time_format says.
   virtual std::optional<std::int64_t> typed_time_ms(std::string_view /*name*/) const { return std::nullopt; }
+
+  // Nested access (row mappings, key spec fields and templates naming "payment.amount", "items[0]").
+  // The value at `path`: nullopt when any step is absent (a member missing, an index past the end, a
+  // step into a scalar). Members of records, JSON objects and maps by name; arrays by index.
+  // The base class answers top-level paths from the members above; formats override all three to walk.
+  virtual std::optional<keyspec::FieldValue> at(const FieldPath& path) const;
+  // Appends the value at `path` as cell text (append_text's rendering); false when absent.
+  virtual bool append_text_at(const FieldPath& path, std::string& out) const;
+  // Calls `visit` for each member of the record / object / map at `path` (an empty path: the top
+  // level), in the message's order; false when there is no such record there. A nested record
+  // becomes one family this way (a mapping `from: payment, to: "p:*"`).
+  class MemberVisitor {
+   public:
+    virtual ~MemberVisitor() = default;
+    // `append_text` appends this member's cell text to its argument.
+    virtual void member(std::string_view name, const keyspec::FieldValue& value, bool is_null,
+                        const std::function<void(std::string&)>& append_text) = 0;
+  };
+  virtual bool visit_members(const FieldPath& path, MemberVisitor& visit) const;
+
+ private:
+  // Index of the last member named `name` (JSON keeps the last of a repeated name), if any.
+  std::optional<std::size_t> top_level_member(std::string_view name) const;
 };
 
 }  // namespace hbingest::event_formats
