@@ -33,6 +33,7 @@
 #include "hbingest/connectors/thrift2_put_encoder.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/routing/row_mapping.h"
 
 // Every C++ heap allocation of this binary, counted (single-threaded benchmarks; relaxed is enough).
 namespace {
@@ -108,9 +109,10 @@ config::DecodeConfig decode_config(bench::Format format) {
 struct Row {
   std::string key;
   event_formats::DecodedEvent event;
+  std::vector<connectors::Cell> cells;
 };
 
-Row decode_row(event_formats::EventDecoder& decoder, const keyspec::KeySpec& spec,
+Row decode_row(event_formats::EventDecoder& decoder, const keyspec::KeySpec& spec, const routing::RowMapping& mapping,
                const connectors::SourceMessage& message) {
   Row row;
   if (auto invalid = decoder.decode({message.topic, message.payload, message.timestamp_ms}, row.event)) {
@@ -119,6 +121,11 @@ Row decode_row(event_formats::EventDecoder& decoder, const keyspec::KeySpec& spe
   }
   const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
   if (auto error = spec.encode(decoder.fields(), meta, row.key)) throw std::runtime_error(error->message());
+  routing::RowCells cells;
+  if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+    throw std::runtime_error(error->message);
+  }
+  row.cells = std::move(cells.cells);
   return row;
 }
 
@@ -126,11 +133,11 @@ Row decode_row(event_formats::EventDecoder& decoder, const keyspec::KeySpec& spe
 // cell byte for byte, in the same order. Throws, naming the first difference.
 void check_same_rows(const std::vector<connectors::SourceMessage>& json,
                      const std::vector<connectors::SourceMessage>& framed, event_formats::EventDecoder& decoder,
-                     const keyspec::KeySpec& spec, bench::Format format) {
+                     const keyspec::KeySpec& spec, const routing::RowMapping& mapping, bench::Format format) {
   event_formats::EventDecoder json_decoder(decode_config(bench::Format::json));
   for (std::size_t i = 0; i < json.size(); ++i) {
-    const Row want = decode_row(json_decoder, spec, json[i]);
-    const Row got = decode_row(decoder, spec, framed[i]);
+    const Row want = decode_row(json_decoder, spec, mapping, json[i]);
+    const Row got = decode_row(decoder, spec, mapping, framed[i]);
     const auto differ = [&](const std::string& what) {
       return std::runtime_error(std::string(bench::to_string(format)) + " event " + std::to_string(i) + " (" +
                                 json[i].payload + "): " + what + " differs from the JSON twin's");
@@ -138,10 +145,10 @@ void check_same_rows(const std::vector<connectors::SourceMessage>& json,
     if (got.key != want.key) throw differ("the row key");
     if (got.event.event_type != want.event.event_type) throw differ("the event type");
     if (got.event.time_ms != want.event.time_ms || got.event.ttl_ms != want.event.ttl_ms) throw differ("the time");
-    if (got.event.cells.size() != want.event.cells.size()) throw differ("the number of cells");
-    for (std::size_t c = 0; c < want.event.cells.size(); ++c) {
-      const auto& a = got.event.cells[c];
-      const auto& b = want.event.cells[c];
+    if (got.cells.size() != want.cells.size()) throw differ("the number of cells");
+    for (std::size_t c = 0; c < want.cells.size(); ++c) {
+      const auto& a = got.cells[c];
+      const auto& b = want.cells[c];
       if (a.family != b.family || a.qualifier != b.qualifier || a.value != b.value) {
         throw differ("cell " + b.qualifier + " ('" + a.qualifier + "' = '" + a.value + "' against '" + b.value + "')");
       }
@@ -170,13 +177,15 @@ void BM_CpuPath(benchmark::State& state, connectors::EventKind kind, bench::Form
   event_formats::EventDecoder decoder(decode_config(format), &work.registry);
   event_formats::DecodedEvent event;
   const auto spec = keyspec::KeySpec::preset("events", {{"buckets", "8"}});
+  const auto mapping = routing::RowMapping::from_decode(decode_config(format));
+  routing::RowCells cells;
   // Before measuring: the schemas fetched and parsed (as a running daemon has them), and the rows
   // compared with the JSON twins' (once per process: it decodes every event twice).
   static std::map<std::pair<connectors::EventKind, bench::Format>, bool> checked;
   if (!std::exchange(checked[{kind, format}], true)) {
-    check_same_rows(messages(kind), input, decoder, spec, format);
+    check_same_rows(messages(kind), input, decoder, spec, mapping, format);
   } else {
-    for (const auto& message : input) decode_row(decoder, spec, message);
+    for (const auto& message : input) decode_row(decoder, spec, mapping, message);
   }
   std::string key;
   connectors::Thrift2PutEncoder encoder(connectors::ThriftProtocolKind::binary);
@@ -201,9 +210,13 @@ void BM_CpuPath(benchmark::State& state, connectors::EventKind kind, bench::Form
       state.SkipWithError(error->message().c_str());
       break;
     }
+    if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+      state.SkipWithError(error->message.c_str());
+      break;
+    }
     connectors::RowMutation row;
     row.row = key;
-    row.cells = std::move(event.cells);
+    row.cells = std::move(cells.cells);
     row.timestamp_ms = event.time_ms;
     row.ttl_ms = 600000;
     rows.push_back(std::move(row));

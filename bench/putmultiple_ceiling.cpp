@@ -23,6 +23,7 @@
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
 #include "hbingest/event_formats/event_decoder.h"
+#include "hbingest/routing/row_mapping.h"
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/keyspec/key_spec.h"
 
@@ -64,6 +65,8 @@ std::vector<Batch> prebuild(const Args& args) {
   options.properties = {{"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"}};
   connectors::KafkaSource source(options);
   event_formats::EventDecoder decoder(config::DecodeConfig{});
+  const auto mapping = routing::RowMapping::from_decode(config::DecodeConfig{});
+  routing::RowCells cells;
   const auto spec = keyspec::KeySpec::preset("events", {{"buckets", args.buckets}});
 
   std::vector<Batch> batches(1);
@@ -94,7 +97,11 @@ std::vector<Batch> prebuild(const Args& args) {
         throw std::runtime_error("partition " + std::to_string(message.partition) + " offset " +
                                  std::to_string(message.offset) + ": key: " + error->message());
       }
-      row.cells = std::move(event.cells);
+      if (const auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+        throw std::runtime_error("partition " + std::to_string(message.partition) + " offset " +
+                                 std::to_string(message.offset) + ": " + error->message);
+      }
+      row.cells = std::move(cells.cells);
       row.timestamp_ms = event.time_ms;
       row.ttl_ms = args.ttl_ms;
       const auto bytes = ingest::Batcher::row_bytes(row);

@@ -64,6 +64,8 @@ std::string configuration_reference_markdown() {
       "### `routes` and `default_route`\n\n"
       "`routes` is a list; each entry (and `default_route`, which has no `event_types`) takes:\n\n";
   table(out, "", detail::route_options());
+  out += "#### `columns` entries\n\nEach entry of a route's `columns` (docs/rows.md):\n\n";
+  table(out, "", detail::column_options());
   section(out, "table", detail::table_options());
   section(out, "dlq", detail::dlq_options());
   section(out, "http", detail::http_options());

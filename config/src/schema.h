@@ -260,6 +260,36 @@ Option<S> enumeration(std::string key, E S::*member, std::vector<std::pair<std::
   return o;
 }
 
+// An enumeration that may be left unset (a route's override of a decode default).
+template <class S, class E>
+Option<S> optional_enumeration(std::string key, std::optional<E> S::*member, std::vector<std::pair<std::string, E>> values,
+                               std::string description) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.push_back(v.first);
+  Option<S> o{std::move(key), "enum", "optional; one of: " + join(names, ", "), std::move(description)};
+  o.read = [=](S& s, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    const auto text = r.scalar(node, path, "one of " + join(names, ", "));
+    if (!text) return;
+    for (const auto& [name, value] : values) {
+      if (name == *text) {
+        s.*member = value;
+        return;
+      }
+    }
+    r.problem(node.Mark(), path,
+              r.shown(path, *text) + " is not one of " + join(names, ", ") + did_you_mean(*text, names));
+  };
+  o.write = [=](const S& s) -> std::optional<YAML::Node> {
+    if (!(s.*member)) return YAML::Node(YAML::NodeType::Null);
+    for (const auto& [name, value] : values) {
+      if (value == *(s.*member)) return YAML::Node(name);
+    }
+    return YAML::Node("?");
+  };
+  return o;
+}
+
 template <class S>
 Option<S> string_list(std::string key, std::vector<std::string> S::*member, std::string description,
                       bool required = false) {

@@ -159,6 +159,160 @@ Option<RouteConfig> event_types_option() {
   return o;
 }
 
+const std::vector<std::pair<std::string, NullFields>> kNullFields = {
+    {"skip", NullFields::skip}, {"empty", NullFields::empty}, {"delete_cell", NullFields::delete_cell}};
+const std::vector<std::pair<std::string, OnTombstone>> kOnTombstone = {
+    {"dlq", OnTombstone::dlq}, {"skip", OnTombstone::skip}, {"delete", OnTombstone::delete_row}};
+
+// True for the template variables of a table name, which are not ${ENV} references.
+bool is_table_variable(std::string_view name) {
+  return name == "topic" || name == "event_type" || name.starts_with("field:");
+}
+
+// `table`: a name or a template. Its ${topic}, ${event_type} and ${field:INPUT} stay as written for
+// the route model; any other ${...} is an environment or file reference, substituted as everywhere.
+Option<RouteConfig> table_option() {
+  Option<RouteConfig> o{"table", "string", "required",
+                        "Target table, without namespace; a template may name ${topic}, ${event_type} and "
+                        "${field:INPUT} (see table_values, max_tables and docs/rows.md).",
+                        true};
+  o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    route.table_source = r.location(node.Mark());
+    if (!node.IsScalar()) {
+      r.problem(node.Mark(), path, "expected a table name, got " + std::string(node_kind(node)));
+      return;
+    }
+    const std::string written = node.Scalar();
+    std::string table;
+    std::size_t at = 0;
+    while (at < written.size()) {
+      const std::size_t open = written.find("${", at);
+      const std::size_t close = open == std::string::npos ? open : written.find('}', open);
+      const bool variable = close != std::string::npos && is_table_variable(std::string_view(written).substr(
+                                                              open + 2, close - open - 2));
+      const std::size_t end = variable ? open : std::string::npos;
+      // The text up to the next template variable goes through the usual substitution.
+      const std::string literal = written.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      if (!literal.empty()) {
+        YAML::Node piece(literal);
+        const auto text = r.scalar(piece, path, "a table name");
+        if (!text) return;
+        table += *text;
+      }
+      if (!variable) break;
+      table += written.substr(open, close + 1 - open);
+      at = close + 1;
+    }
+    if (table.empty()) {
+      r.problem(node.Mark(), path, "must not be empty");
+      return;
+    }
+    route.table = std::move(table);
+  };
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> { return YAML::Node(route.table); };
+  return o;
+}
+
+Option<RouteConfig> table_values_option() {
+  Option<RouteConfig> o{"table_values", "mapping", "optional",
+                        "For each template variable of `table` whose value comes from the data: the values it may "
+                        "take, as a list or as {pattern: REGEX} (whole value). A value outside is invalid (reason "
+                        "table_not_allowed). ${event_type} defaults to the route's event_types, ${topic} to its "
+                        "topics (or kafka.topics)."};
+  o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    if (!node.IsMap()) {
+      r.problem(node.Mark(), path, "expected a mapping of template variables, got " + std::string(node_kind(node)));
+      return;
+    }
+    for (const auto& entry : node) {
+      const std::string variable = entry.first.Scalar();
+      const std::string item_path = path + "." + variable;
+      if (!is_table_variable(variable)) {
+        r.problem(entry.first.Mark(), item_path, "is not a template variable (topic, event_type, field:INPUT)");
+        continue;
+      }
+      TableValuesConfig values;
+      const YAML::Node& value = entry.second;
+      if (value.IsSequence()) {
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          const auto text = r.scalar(value[i], item_path + "[" + std::to_string(i) + "]", "a string");
+          if (text) values.values.push_back(*text);
+        }
+      } else if (value.IsMap() && value["pattern"] && value.size() == 1) {
+        const auto text = r.scalar(value["pattern"], item_path + ".pattern", "a regular expression");
+        if (text) values.pattern = *text;
+      } else {
+        r.problem(value.Mark(), item_path, "expected a list of values or {pattern: REGEX}");
+        continue;
+      }
+      route.table_values[variable] = std::move(values);
+    }
+  };
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (route.table_values.empty()) return std::nullopt;
+    YAML::Node map(YAML::NodeType::Map);
+    for (const auto& [variable, values] : route.table_values) {
+      if (values.pattern) {
+        map[variable]["pattern"] = *values.pattern;
+      } else {
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (const auto& v : values.values) list.push_back(v);
+        map[variable] = list;
+      }
+    }
+    return map;
+  };
+  return o;
+}
+
+// `columns`: the row mapping, a list of {from, to, type, exclude}.
+Option<RouteConfig> columns_option() {
+  Option<RouteConfig> o{"columns", "list of mappings", "optional",
+                        "The row mapping: each entry {from: INPUT or \"*\", to: \"family:qualifier\" or "
+                        "\"family:*\", type: text|string|long|int|short|double|float|boolean|bigdecimal|bytes, "
+                        "exclude: [names]}. Unset: decode.columns in decode.family, as text (docs/rows.md)."};
+  o.read = [](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    if (!node.IsSequence()) {
+      r.problem(node.Mark(), path, "expected a sequence of column mappings, got " + std::string(node_kind(node)));
+      return;
+    }
+    std::vector<ColumnConfig> columns;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string item_path = path + "[" + std::to_string(i) + "]";
+      ColumnConfig column;
+      column.source = r.location(node[i].Mark());
+      read_mapping(node[i], item_path, column_options(), column, r);
+      columns.push_back(std::move(column));
+    }
+    if (columns.empty()) r.problem(node.Mark(), path, "must list at least one column (leave it out for the default)");
+    route.columns = std::move(columns);
+  };
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (!route.columns) return std::nullopt;
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& column : *route.columns) list.push_back(write_mapping(column, column_options()));
+    return list;
+  };
+  return o;
+}
+
+Option<RouteConfig> format_option() {
+  Option<RouteConfig> o = optional_string("format", &RouteConfig::format,
+                                          "Input format of this route's topics (json, avro, protobuf, json_schema); "
+                                          "needs topics. Unset: decode.format / decode.topic_formats.");
+  auto read_string = o.read;
+  o.read = [read_string](RouteConfig& route, const YAML::Node& node, const std::string& path, Reader& r) {
+    read_string(route, node, path, r);
+    if (route.format && !event_format_named(*route.format)) {
+      r.problem(node.Mark(), path, "'" + *route.format + "' is not one of json, avro, protobuf, json_schema");
+      route.format.reset();
+    }
+  };
+  return o;
+}
+
 Option<HttpConfig> bearer_token_option() {
   Option<HttpConfig> o{"bearer_token", "secret string", "must be ${ENV} or ${file:PATH}",
                        "Token clients must send as 'Authorization: Bearer ...'. Unset: no authentication. "
@@ -397,7 +551,14 @@ const Options<DecodeConfig>& decode_options() {
                   "fields: one cell per top-level JSON field; raw: the whole event in one cell; both."),
       string("family", &D::family, "Column family of the cells; keep it short, it is stored in every cell."),
       string("raw_qualifier", &D::raw_qualifier, "Qualifier of the raw-event cell (columns raw/both)."),
-      boolean("write_null_fields", &D::write_null_fields, "Write an empty cell for a JSON null (else skip the field)."),
+      boolean("write_null_fields", &D::write_null_fields,
+              "Write an empty cell for a JSON null (else skip the field); null_fields: empty says the same."),
+      optional_enumeration("null_fields", &D::null_fields, kNullFields,
+                           "What a null field writes: skip, empty (an empty cell), delete_cell (deletes the column up "
+                           "to the event time). Unset: empty when write_null_fields, else skip. Routes may override."),
+      enumeration("on_tombstone", &D::on_tombstone, kOnTombstone,
+                  "What a tombstone (a record with a null value) does: dlq (reason tombstone), skip, or delete "
+                  "(its row in every route taking its topic; the key spec must not read the value)."),
       size("max_event_bytes", &D::max_event_bytes, 1, 64 * MiB, "Larger messages are invalid (see dlq.on_invalid)."),
       optional_string("ttl_field", &D::ttl_field,
                       "JSON field with a per-event TTL in ms; may shorten table.ttl, never lengthen it."),
@@ -459,9 +620,42 @@ const Options<SchemaRegistryTlsConfig>& schema_registry_tls_options() {
 const Options<RouteConfig>& route_options() {
   using R = RouteConfig;
   static const Options<R> options = {
-      event_types_option(), string("table", &R::table, "Target table, without namespace.", {}, true),
-      preset_option(),      preset_params_option(),
-      key_file_option(),    inline_key_option(),
+      string("name", &R::name, "Name of the route in messages and metrics; unset: routes[i] / default_route."),
+      string_list("topics", &R::topics,
+                  "Topics this route takes records from; unset: every subscribed topic. A tombstone is routed by "
+                  "its topic alone."),
+      event_types_option(),
+      table_option(),
+      table_values_option(),
+      integer("max_tables", &R::max_tables, 1, 10000,
+              "Distinct tables a template may produce; an event that would make one more is invalid (reason "
+              "table_not_allowed)."),
+      format_option(),
+      columns_option(),
+      optional_enumeration("null_fields", &R::null_fields, kNullFields,
+                        "What a null field writes: skip (nothing), empty (an empty cell), delete_cell (deletes the "
+                        "column up to the event time). Unset: decode.null_fields."),
+      optional_enumeration("on_tombstone", &R::on_tombstone, kOnTombstone,
+                        "What a tombstone (null value) on this route's topics does; unset: decode.on_tombstone."),
+      preset_option(),
+      preset_params_option(),
+      key_file_option(),
+      inline_key_option(),
+  };
+  return options;
+}
+
+const Options<ColumnConfig>& column_options() {
+  using C = ColumnConfig;
+  static const Options<C> options = {
+      string("from", &C::from,
+             "An input: a value path (user_id, payment.amount, items[0].sku), key, key.PATH, header:NAME, "
+             "kafka:topic|partition|offset|timestamp|key|value; or \"*\" for every top-level field.",
+             {}, true),
+      string("to", &C::to, "family:qualifier, or family:* to name each cell after its member.", {}, true),
+      string("type", &C::type, "How the value is written (docs/rows.md, \"Typed values\").",
+             {"text", "string", "long", "int", "short", "double", "float", "boolean", "bigdecimal", "bytes"}),
+      string_list("exclude", &C::exclude, "Members left out (with \"*\" or a record)."),
   };
   return options;
 }

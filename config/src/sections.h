@@ -15,6 +15,7 @@ const Options<SchemaRegistryConfig>& schema_registry_options();
 const Options<SchemaRegistryBasicAuthConfig>& schema_registry_basic_auth_options();
 const Options<SchemaRegistryTlsConfig>& schema_registry_tls_options();
 const Options<RouteConfig>& route_options();
+const Options<ColumnConfig>& column_options();
 const Options<TableConfig>& table_options();
 const Options<DlqConfig>& dlq_options();
 const Options<HttpConfig>& http_options();

@@ -136,6 +136,8 @@ EventDecoder::~EventDecoder() = default;
 
 const keyspec::EventFields& EventDecoder::fields() const { return impl_->fields; }
 
+const Record* EventDecoder::record() const { return impl_->fields.record_; }
+
 SchemaCacheStats EventDecoder::schema_cache_stats() const {
   SchemaCacheStats sum;
   for (const auto& format : impl_->formats) {
@@ -183,29 +185,6 @@ std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, De
     }
   }
 
-  out.cells.clear();
-  // One allocation for the cells of the event: the vector was moved into the last event's row,
-  // and growing it cell by cell reallocated and moved it ~4 times per event (perf: 12 % of the
-  // daemon's CPU in vector<Cell>::_M_realloc_insert).
-  const std::size_t members = json.member_count();
-  out.cells.reserve((config.columns != config::ColumnsMode::raw ? members : 0) +
-                    (config.columns != config::ColumnsMode::fields ? 1 : 0));
-  if (config.columns != config::ColumnsMode::raw) {
-    for (std::size_t i = 0; i < members; ++i) {
-      if (!config.write_null_fields && json.member_is_null(i)) continue;
-      // Built in place: a Cell made first and moved in copied and cleared its three strings again
-      // (perf: 6 % of an order's CPU in vector<Cell>::emplace_back). Family and name appended to
-      // the empty strings: assigning a name (a string_view) went through the general
-      // string::_M_replace (callgrind: ~300 of an order's 12,500 instructions).
-      auto& cell = out.cells.emplace_back();
-      cell.family.append(config.family);
-      cell.qualifier.append(json.member_name(i));
-      json.append_text(i, cell.value);
-    }
-  }
-  if (config.columns != config::ColumnsMode::fields) {
-    out.cells.push_back({config.family, config.raw_qualifier, std::string(message.payload)});
-  }
   return std::nullopt;
 }
 

@@ -1,6 +1,20 @@
 #include "hbingest/event_formats/record.h"
 
+#include "cell_text.h"
+
 namespace hbingest::event_formats {
+
+void append_value_text(const keyspec::FieldValue& value, std::string& out) {
+  if (const auto* s = std::get_if<std::string_view>(&value)) {
+    out.append(*s);
+  } else if (const auto* i = std::get_if<std::int64_t>(&value)) {
+    append_integer(*i, out);
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    append_double(*d, out);
+  } else if (const auto* b = std::get_if<bool>(&value)) {
+    out.append(*b ? "true" : "false");
+  }
+}
 
 std::optional<std::size_t> Record::top_level_member(std::string_view name) const {
   std::optional<std::size_t> found;

@@ -549,6 +549,20 @@ ComponentInfo info_of(const Component& c) {
       [](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
         return k.source.describe();
       });
+  const auto add_field = [&](const Source& source) {
+    if (source.kind == SourceKind::Field) info.fields.push_back(source.field);
+  };
+  visit_kind(
+      c,
+      [&](const SaltSpec& s) {
+        for (const auto& in : s.inputs) add_field(in);
+        if (s.month_of) add_field(*s.month_of);
+      },
+      [&](const HashSpec& h) {
+        for (const auto& in : h.inputs) add_field(in);
+      },
+      [](const OneOf<LiteralSpec, PartitionSpec, OffsetSpec> auto&) {},
+      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) { add_field(k.source); });
   return info;
 }
 

@@ -12,6 +12,7 @@
 #include "hbingest/config/config.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/routing/row_mapping.h"
 
 namespace {
 
@@ -59,7 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   check(event.time_ms >= 0 && event.time_ms <= kMaxCellTimeMs);
-  check(!event.cells.empty() || decode_config(options).columns == ColumnsMode::fields);
+  // The default row mapping of the same options writes the event (a raw cell at least, unless fields only).
+  static hbingest::routing::RowMapping* mappings[128] = {};
+  hbingest::routing::RowMapping*& mapping = mappings[options & 127];
+  if (mapping == nullptr) mapping = new hbingest::routing::RowMapping(hbingest::routing::RowMapping::from_decode(decode_config(options)));
+  hbingest::routing::RowCells cells;
+  check(!mapping->apply({decoder->record(), &decoder->fields(), payload}, cells));
+  check(!cells.cells.empty() || decode_config(options).columns == ColumnsMode::fields);
   if (event.ttl_ms) check(*event.ttl_ms > 0);
 
   const hbingest::keyspec::KafkaMeta meta{message.topic, partition, offset, message.timestamp_ms};

@@ -18,10 +18,15 @@ constexpr int kHealthWorkers = 4;
 constexpr int kHealthQueue = 16;
 constexpr std::chrono::milliseconds kHealthKeepAlive{2000};
 
-// Only the raw mode has a fixed set of qualifiers; field columns are whatever the events carry.
-std::optional<std::set<std::string>> known_qualifiers(const config::DecodeConfig& decode) {
-  if (decode.columns == config::ColumnsMode::raw) return std::set<std::string>{decode.raw_qualifier};
-  return std::nullopt;
+// The qualifiers of `family` a mapping fixes; nullopt when it writes whatever the events carry.
+std::optional<std::set<std::string>> known_qualifiers(const routing::RowMapping& mapping, const std::string& family) {
+  const auto columns = mapping.known_qualifiers();
+  if (!columns) return std::nullopt;
+  std::set<std::string> qualifiers;
+  for (const auto& column : *columns) {
+    if (column.starts_with(family + ":")) qualifiers.insert(column.substr(family.size() + 1));
+  }
+  return qualifiers;
 }
 
 }  // namespace
@@ -74,10 +79,8 @@ std::optional<std::string> metrics_token(const config::HttpConfig& http) {
 }
 
 struct QueryService::Impl {
-  Impl(const config::Config& config, const ingest::Router& router_ref, prometheus::Registry* registry)
-      : router(router_ref),
-        family(config.decode.family),
-        qualifiers(known_qualifiers(config.decode)),
+  Impl(const config::Config& config, const routing::RouteSet& routes_ref, prometheus::Registry* registry)
+      : routes(routes_ref),
         scanners(connectors::make_thrift2_scanner_factory(thrift2_options(config.hbase), config.query.concurrency)),
         observer(registry ? std::make_unique<QueryMetrics>(*registry) : nullptr),
         engine(*scanners, engine_options(config.query), observer.get()),
@@ -88,21 +91,21 @@ struct QueryService::Impl {
                                          .max_concurrent_queries = config.http.max_concurrent_queries,
                                          .bearer_token = config.http.bearer_token,
                                          .max_response_bytes = config.http.max_response_bytes}) {
-    for (const auto& route : router.routes()) {
-      specs.emplace(route.get(), std::make_shared<const keyspec::KeySpec>(route->spec));
-    }
   }
 
   std::optional<query::EventRoute> lookup(std::string_view event_id) const {
-    const ingest::Route* route = router.route(event_id);  // falls back to the default route
+    const routing::Route* route = routes.for_query(event_id);  // falls back to the default route
     if (route == nullptr) return std::nullopt;
-    return query::EventRoute{route->table, specs.at(route), family, qualifiers};
+    // A template over the event type (or the route's one topic) names the table of a query; one
+    // over the value's fields cannot: its events are in several tables.
+    const auto table = route->table.resolve(
+        {route->topics.size() == 1 ? std::string_view(route->topics.front()) : std::string_view(), event_id, nullptr});
+    if (!table.reason.empty()) return std::nullopt;
+    const std::string& family = route->columns.families().front();
+    return query::EventRoute{table.table, route->key, family, known_qualifiers(route->columns, family)};
   }
 
-  const ingest::Router& router;
-  std::string family;
-  std::optional<std::set<std::string>> qualifiers;
-  std::map<const ingest::Route*, std::shared_ptr<const keyspec::KeySpec>> specs;
+  const routing::RouteSet& routes;
   // Destruction order matters: the handler uses the engine, the engine the scanner pool.
   std::unique_ptr<connectors::Thrift2ScannerFactory> scanners;
   std::unique_ptr<QueryMetrics> observer;
@@ -110,8 +113,9 @@ struct QueryService::Impl {
   server::EventsHandler handler;
 };
 
-QueryService::QueryService(const config::Config& config, const ingest::Router& router, prometheus::Registry* registry)
-    : impl_(std::make_unique<Impl>(config, router, registry)) {}
+QueryService::QueryService(const config::Config& config, const routing::RouteSet& routes,
+                           prometheus::Registry* registry)
+    : impl_(std::make_unique<Impl>(config, routes, registry)) {}
 QueryService::~QueryService() = default;
 
 std::optional<query::EventRoute> QueryService::route(std::string_view event_id) const {

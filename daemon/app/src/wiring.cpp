@@ -1,8 +1,6 @@
 #include "hbingest/app/wiring.h"
 
-#include "hbingest/app/key_uniqueness.h"
-
-#include <yaml-cpp/yaml.h>
+#include "hbingest/routing/build_routes.h"
 
 #include <algorithm>
 #include <map>
@@ -98,6 +96,8 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer) {
 ingest::PipelineOptions pipeline_options(const config::Config& config) {
   ingest::PipelineOptions options;
   options.decode = config.decode;
+  // The routes' formats join decode.topic_formats: the decoder reads a topic's values one way.
+  options.decode.topic_formats = routing::topic_formats(config);
   // Made whenever a url is set; only the formats that read schema ids ask it anything.
   if (config.schema_registry.url) {
     options.schema_registry = connectors::make_http_schema_registry(schema_registry_options(config.schema_registry));
@@ -115,6 +115,16 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   options.on_invalid = config.dlq.on_invalid;
   options.unknown_type = config.dlq.unknown_type;
   return options;
+}
+
+std::vector<ingest::RouteTable> route_tables(const routing::RouteSet& routes) {
+  std::vector<ingest::RouteTable> tables;
+  for (const auto& route : routes.all()) {
+    const auto names = route->table.enumerate(route->max_tables);
+    if (!names) continue;
+    for (const auto& name : *names) tables.push_back({name, route->columns.families(), route->key->split_keys()});
+  }
+  return tables;
 }
 
 ingest::MetricLabels metric_labels(const config::Config& config) {
@@ -141,75 +151,6 @@ ingest::TableWatchOptions table_watch_options(const config::Config& config) {
   // Recheck and min_gap keep their defaults: bounded by the admin calls' cost, not by taste.
   options.recheck = std::min(options.recheck, options.interval);
   return options;
-}
-
-namespace {
-
-// The inline `key:` node of a route in the original document, so key spec errors carry the
-// config file's own lines; a null node when it cannot be found (then the dumped YAML text is used).
-YAML::Node inline_key_node(const config::Config& config, std::string_view name) {
-  try {
-    const YAML::Node root = YAML::LoadFile(config.source.string());
-    if (name == "default_route") return root["default_route"]["key"];
-    const std::size_t index = std::stoul(std::string(name.substr(name.find('[') + 1)));
-    return root["routes"][index]["key"];
-  } catch (const std::exception&) {
-    return YAML::Node();
-  }
-}
-
-keyspec::KeySpec load_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
-  if (route.preset) return keyspec::KeySpec::preset(*route.preset, route.preset_params);
-  if (route.key_file) return keyspec::KeySpec::from_yaml_file(*route.key_file);
-  if (route.key_yaml) {
-    const YAML::Node node = config.source.empty() ? YAML::Node() : inline_key_node(config, name);
-    return node.IsMap() ? keyspec::KeySpec::from_yaml_node(node, config.source.string())
-                        : keyspec::KeySpec::from_yaml_text(*route.key_yaml, route.key_source);
-  }
-  throw keyspec::SpecError("route for table '" + route.table + "' has no key spec");
-}
-
-// load_key_spec, with every problem naming the config file and the route.
-keyspec::KeySpec load_key_spec_with_context(const config::Config& config, const config::RouteConfig& route,
-                                            std::string_view name) {
-  // The spec's own problems name their file/line and component; each says which route it belongs to.
-  const std::string prefix = route.key_source + ": " + std::string(name) + ".key: ";
-  try {
-    return load_key_spec(config, route, name);
-  } catch (const keyspec::SpecError& e) {
-    std::vector<std::string> problems;
-    problems.reserve(e.problems().size());
-    for (const auto& problem : e.problems()) problems.push_back(prefix + problem);
-    throw keyspec::SpecError(std::move(problems));
-  } catch (const std::exception& e) {
-    throw keyspec::SpecError(prefix + e.what());
-  }
-}
-
-}  // namespace
-
-keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name) {
-  keyspec::KeySpec spec = load_key_spec_with_context(config, route, name);
-  auto uniqueness = check_key_uniqueness(config, spec, name);
-  if (!uniqueness.problems.empty()) {
-    for (auto& problem : uniqueness.problems) problem = route.key_source + ": " + problem;
-    throw keyspec::SpecError(std::move(uniqueness.problems));
-  }
-  return spec;
-}
-
-ingest::Router make_router(const config::Config& config) {
-  const auto route_of = [&](const config::RouteConfig& route, std::string_view name) {
-    return ingest::Route{connectors::TableName::parse(route.table, config.hbase.ns).qualified(), route.event_types,
-                         build_key_spec(config, route, name)};
-  };
-  std::vector<ingest::Route> routes;
-  for (std::size_t i = 0; i < config.routes.size(); ++i) {
-    routes.push_back(route_of(config.routes[i], "routes[" + std::to_string(i) + "]"));
-  }
-  std::optional<ingest::Route> default_route;
-  if (config.default_route) default_route = route_of(*config.default_route, "default_route");
-  return ingest::Router(std::move(routes), std::move(default_route));
 }
 
 }  // namespace hbingest::app

@@ -53,12 +53,12 @@ std::int64_t add_sat(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connectors::DeadLetterSink& dead_letters,
-                   WriterPool& writers, const Router& router, PipelineObserver& observer, NowMs now_ms)
+                   WriterPool& writers, const routing::RouteSet& routes, PipelineObserver& observer, NowMs now_ms)
     : options_(std::move(options)),
       source_(source),
       dead_letters_(dead_letters),
       writers_(writers),
-      router_(router),
+      routes_(routes),
       observer_(observer),
       now_ms_(std::move(now_ms)),
       decoder_(options_.decode, options_.schema_registry.get(), options_.schema_cache),
@@ -226,11 +226,11 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   }
   observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
 
-  const Route* route = router_.has_explicit_route(event_.event_type) ? router_.route(event_.event_type) : nullptr;
+  const routing::Route* route = routes_.find(message.topic, event_.event_type);
   if (route == nullptr) {
     switch (options_.unknown_type) {
       case config::UnknownType::default_route:
-        route = router_.route(event_.event_type);
+        route = routes_.default_route();
         break;
       case config::UnknownType::skip:
         observer_.on_invalid("unknown_type");
@@ -242,7 +242,7 @@ bool Pipeline::process(connectors::SourceMessage& message) {
     }
     if (route == nullptr) {
       reject(std::move(message), generation, "route", "unknown_type",
-             "no route for event type '" + event_.event_type + "'");
+             "no route for event type '" + event_.event_type + "' from topic '" + message.topic + "'");
       return true;
     }
   }
@@ -291,22 +291,52 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   }
 
   const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
-  if (auto error = route->spec.encode(decoder_.fields(), meta, key_)) {
+  if (auto error = route->key->encode(decoder_.fields(), meta, key_)) {
     reject(std::move(message), generation, "key", "bad_key", error->message());
+    return true;
+  }
+  const auto table = table_of(*route, message.topic);
+  if (!table) {
+    reject(std::move(message), generation, "route", "table_not_allowed", table_problem_);
+    return true;
+  }
+  if (auto error = route->columns.apply({decoder_.record(), &decoder_.fields(), message.payload}, row_cells_)) {
+    reject(std::move(message), generation, "decode", error->reason, error->message);
     return true;
   }
 
   connectors::RowMutation row;
   row.row = key_;
-  row.cells = std::move(event_.cells);  // the decoder clears and refills it for the next event
+  row.cells = std::move(row_cells_.cells);  // apply() clears and refills it for the next event
+  row.deleted_columns = std::move(row_cells_.deleted);
   row.timestamp_ms = cell_ms;
   row.ttl_ms = ttl;
   // The event is now the message (kept for a possible dead letter) plus its row.
   tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
-  const int bucket = route->spec.lead_bucket(key_).value_or(-1);
+  const int bucket = route->key->lead_bucket(key_).value_or(-1);
   observer_.on_row_queued(bucket, event_.time_ms);
-  submit(batcher_.add(route->table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
+  submit(batcher_.add(*table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
   return true;
+}
+
+std::optional<std::string> Pipeline::table_of(const routing::Route& route, std::string_view topic) {
+  if (!route.table.is_template()) return route.table.name();
+  auto resolved = route.table.resolve({topic, event_.event_type, &decoder_.fields()});
+  if (!resolved.reason.empty()) {
+    table_problem_ = std::move(resolved.reason);
+    return std::nullopt;
+  }
+  auto& tables = route_tables_[&route];
+  if (!tables.contains(resolved.table)) {
+    if (tables.size() >= route.max_tables) {
+      table_problem_ = "route " + route.name + " made its max_tables (" + std::to_string(route.max_tables) +
+                       ") tables already; '" + resolved.table + "' would be one more";
+      return std::nullopt;
+    }
+    tables.insert(resolved.table);
+    if (options_.on_new_table) options_.on_new_table(resolved.table, route);
+  }
+  return std::move(resolved.table);
 }
 
 void Pipeline::hold_for_schema(connectors::SourceMessage&& message) {

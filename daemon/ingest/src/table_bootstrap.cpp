@@ -22,21 +22,22 @@ connectors::TableSpec table_spec(const TableSettings& settings, const std::strin
   return spec;
 }
 
-BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const Router& router, const TableSettings& settings) {
+BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables,
+                                 const TableSettings& settings) {
   BootstrapReport report;
   std::set<std::string> done;
-  for (const auto& route : router.routes()) {
-    if (!done.insert(route->table).second) continue;  // several routes may share a table
-    const auto spec = table_spec(settings, route->table, route->spec.split_keys());
+  for (const auto& route : tables) {
+    if (!done.insert(route.table).second) continue;  // several routes may share a table
+    const auto spec = table_spec(settings, route.table, route.split_keys);
     const auto result = admin.ensure_table(spec);
     switch (result.outcome) {
       case connectors::EnsureOutcome::created:
-        report.lines.push_back("created " + route->table + " (family '" + spec.family.name + "', TTL " +
+        report.lines.push_back("created " + route.table + " (family '" + spec.family.name + "', TTL " +
                                std::to_string(spec.family.ttl.count()) + " s, " +
                                std::to_string(spec.split_keys.size() + 1) + " regions)");
         break;
       case connectors::EnsureOutcome::already_matches:
-        report.lines.push_back("ok " + route->table + " (exists and matches)");
+        report.lines.push_back("ok " + route.table + " (exists and matches)");
         break;
       case connectors::EnsureOutcome::differs:
         report.differences = true;
@@ -58,11 +59,11 @@ std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std
   return (created ? "created dead-letter topic " : "dead-letter topic exists: ") + topic;
 }
 
-void require_tables(connectors::HBaseAdmin& admin, const Router& router, const std::string& remedy) {
-  for (const auto& route : router.routes()) {
-    const auto name = connectors::TableName::parse(route->table);
+void require_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables, const std::string& remedy) {
+  for (const auto& route : tables) {
+    const auto name = connectors::TableName::parse(route.table);
     if (!admin.table_exists(name.ns, name.table)) {
-      throw std::runtime_error("HBase table " + route->table + " does not exist: " + remedy);
+      throw std::runtime_error("HBase table " + route.table + " does not exist: " + remedy);
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "default_cells.h"
 
 namespace hbingest::event_formats {
 namespace {
@@ -15,21 +16,25 @@ namespace {
 // Views the payload: the test's strings outlive each decode().
 MessageView message(const std::string& payload, std::int64_t kafka_ts = -1) { return {"events", payload, kafka_ts}; }
 
-std::map<std::string, std::string> cells_of(const DecodedEvent& event) {
+// What the default row mapping writes of the event `decoder` just decoded from `payload`.
+std::map<std::string, std::string> cells_of(const EventDecoder& decoder, const config::DecodeConfig& config,
+                                            std::string_view payload) {
   std::map<std::string, std::string> out;
-  for (const auto& cell : event.cells) out[cell.family + ":" + cell.qualifier] = cell.value;
+  for (const auto& cell : testing::default_cells(decoder, config, payload)) {
+    out[cell.family + ":" + cell.qualifier] = cell.value;
+  }
   return out;
 }
 
 TEST(EventDecoder, FieldsBecomeTextCellsNestedValuesCompactJson) {
   EventDecoder decoder({});
   DecodedEvent event;
-  ASSERT_FALSE(decoder.decode(message(R"({"event_id":"order","ts":1700000000123,"amount":410.0,"price":12.5,
-      "qty":3,"ok":true,"none":null,"items":[{"sku":"a", "qty":2}],"meta":{"a" : 1}})"),
-                              event));
+  const std::string payload = R"({"event_id":"order","ts":1700000000123,"amount":410.0,"price":12.5,
+      "qty":3,"ok":true,"none":null,"items":[{"sku":"a", "qty":2}],"meta":{"a" : 1}})";
+  ASSERT_FALSE(decoder.decode(message(payload), event));
   EXPECT_EQ(event.event_type, "order");
   EXPECT_EQ(event.time_ms, 1700000000123);
-  const auto cells = cells_of(event);
+  const auto cells = cells_of(decoder, {}, payload);
   EXPECT_EQ(cells.at("d:amount"), "410.0");
   EXPECT_EQ(cells.at("d:price"), "12.5");
   EXPECT_EQ(cells.at("d:qty"), "3");
@@ -44,8 +49,9 @@ TEST(EventDecoder, NullFieldsWriteEmptyCellsWhenConfigured) {
   config.write_null_fields = true;
   EventDecoder decoder(config);
   DecodedEvent event;
-  ASSERT_FALSE(decoder.decode(message(R"({"event_id":"x","ts":1,"none":null})"), event));
-  EXPECT_EQ(cells_of(event).at("d:none"), "");
+  const std::string payload = R"({"event_id":"x","ts":1,"none":null})";
+  ASSERT_FALSE(decoder.decode(message(payload), event));
+  EXPECT_EQ(cells_of(decoder, config, payload).at("d:none"), "");
 }
 
 TEST(EventDecoder, RawAndBothModes) {
@@ -55,11 +61,11 @@ TEST(EventDecoder, RawAndBothModes) {
   DecodedEvent event;
   const std::string payload = R"({"event_id":"x","ts":1,"a":"b"})";
   ASSERT_FALSE(raw.decode(message(payload), event));
-  EXPECT_EQ(cells_of(event), (std::map<std::string, std::string>{{"d:raw", payload}}));
+  EXPECT_EQ(cells_of(raw, config, payload), (std::map<std::string, std::string>{{"d:raw", payload}}));
   config.columns = config::ColumnsMode::both;
   EventDecoder both(config);
   ASSERT_FALSE(both.decode(message(payload), event));
-  EXPECT_EQ(cells_of(event).size(), 4u);
+  EXPECT_EQ(cells_of(both, config, payload).size(), 4u);
 }
 
 TEST(EventDecoder, TimeFormats) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "default_cells.h"
 #include "fake_schema_registry.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
@@ -386,14 +387,16 @@ TEST_F(ProtobufFormatTest, TheEventDecoderWritesTheSameCellsAsForTheJsonTwin) {
     DecodedEvent from_protobuf;
     DecodedEvent from_json;
     ASSERT_FALSE(decoder.decode({"orders-pb", framed_order, -1}, from_protobuf));
+    const auto protobuf_cells = testing::default_cells(decoder, config, framed_order);
     ASSERT_FALSE(decoder.decode({"orders-json", json, -1}, from_json));
+    const auto json_cells = testing::default_cells(decoder, config, json);
     EXPECT_EQ(from_protobuf.event_type, "order");
     EXPECT_EQ(from_protobuf.time_ms, 1700000000123);
     EXPECT_EQ(from_protobuf.time_ms, from_json.time_ms);
-    ASSERT_EQ(from_protobuf.cells.size(), from_json.cells.size());
-    for (std::size_t i = 0; i < from_json.cells.size(); ++i) {
-      EXPECT_EQ(from_protobuf.cells[i].qualifier, from_json.cells[i].qualifier);
-      EXPECT_EQ(from_protobuf.cells[i].value, from_json.cells[i].value) << from_json.cells[i].qualifier;
+    ASSERT_EQ(protobuf_cells.size(), json_cells.size());
+    for (std::size_t i = 0; i < json_cells.size(); ++i) {
+      EXPECT_EQ(protobuf_cells[i].qualifier, json_cells[i].qualifier);
+      EXPECT_EQ(protobuf_cells[i].value, json_cells[i].value) << json_cells[i].qualifier;
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hbingest/event_formats/event_decoder.h"
+#include "default_cells.h"
 #include "heap_in_use.h"
 
 namespace hbingest::ingest {
@@ -61,7 +62,7 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
     EXPECT_FALSE(invalid.has_value()) << invalid->message;
     connectors::RowMutation row;
     row.row = "00login" + std::string(24, 'k') + std::to_string(n);
-    row.cells = std::move(event.cells);
+    row.cells = testing::default_cells(decoder, decode, message.payload);
     held.counted += held_bytes(message) + held_bytes(row);
     messages.push_back(std::move(message));
     rows.push_back(std::move(row));

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fakes.h"
+#include "test_routes.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/ingest/pipeline.h"
@@ -71,7 +72,8 @@ struct MockKafkaPipeline {
   MockKafkaCluster cluster;  // first: outlives every client
   FakeTable table;
   PipelineObserver observer;
-  Router router{{Route{"default:events", {"login"}, keyspec::KeySpec::preset("events", {})}}, std::nullopt};
+  routing::RouteSet router{{testing::test_route("default:events", {"login"}, keyspec::KeySpec::preset("events", {}))},
+                           std::nullopt};
   PipelineOptions options;
   // When set, build() sends dead letters through a real KafkaDeadLetterProducer to the mock cluster.
   std::optional<connectors::DeadLetterProducerOptions> kafka_dead_letters;

@@ -10,8 +10,8 @@
 
 #include "fake_schema_registry.h"
 #include "fakes.h"
+#include "test_routes.h"
 #include "hbingest/ingest/pipeline.h"
-#include "hbingest/ingest/router.h"
 #include "hbingest/ingest/writer_pool.h"
 
 namespace hbingest::ingest {
@@ -57,7 +57,8 @@ struct SchemaHarness {
 
   std::shared_ptr<FakeSchemaRegistry> registry = std::make_shared<FakeSchemaRegistry>();
   PipelineOptions options;
-  Router router{{Route{"default:events", {"login"}, keyspec::KeySpec::preset("events", {})}}, std::nullopt};
+  routing::RouteSet router{{testing::test_route("default:events", {"login"}, keyspec::KeySpec::preset("events", {}))},
+                           std::nullopt};
   FakeSource source;
   FakeTable table;
   FakeDeadLetters dead_letters;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fakes.h"
+#include "test_routes.h"
 
 namespace hbingest::ingest {
 namespace {
@@ -31,14 +32,16 @@ std::string login_event(std::int64_t ts, const std::string& user = "u1") {
 // What a pipeline test varies: the options app builds from the config, the routes, the writers.
 struct Setup {
   PipelineOptions options;
-  std::vector<Route> routes;
-  std::optional<Route> default_route;
+  std::vector<routing::Route> routes;
+  std::optional<routing::Route> default_route;
   int writers = 2;
   RetryPolicy retry{1ms, 5ms};
   Pipeline::NowMs now_ms = [] { return kNowMs; };
 };
 
-Route events_route() { return Route{"default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {})}; }
+routing::Route events_route() {
+  return testing::test_route("default:events", {"login", "order"}, keyspec::KeySpec::preset("events", {}));
+}
 
 Setup test_setup() {
   Setup setup;
@@ -120,7 +123,7 @@ struct Harness {
   }
 
   Setup setup;
-  Router router;
+  routing::RouteSet router;
   std::atomic<const Pipeline*> running{nullptr};  // for `until` to read stats() while run_until runs
   bool closed_when_run_returned = false;
   FakeSource source;

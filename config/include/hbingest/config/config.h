@@ -77,6 +77,12 @@ enum class EventFormat { json, avro, protobuf, json_schema };
 std::optional<EventFormat> event_format_named(std::string_view name);
 std::string_view event_format_name(EventFormat format);
 enum class UnknownType { dlq, default_route, skip };
+// What a null field of an event writes (docs/rows.md): nothing, an empty cell, or a delete of the
+// column (every version up to the event time: Confluent's HBase sink's semantics).
+enum class NullFields { skip, empty, delete_cell };
+// What a Kafka tombstone (a record with a null value) does: a dead letter (reason tombstone),
+// nothing (its offset is committed), or a delete of its row in every route taking its topic.
+enum class OnTombstone { dlq, skip, delete_row };
 
 struct DecodeConfig {
   EventFormat format = EventFormat::json;
@@ -89,7 +95,9 @@ struct DecodeConfig {
   ColumnsMode columns = ColumnsMode::fields;
   std::string family = "d";
   std::string raw_qualifier = "raw";
-  bool write_null_fields = false;  // true: a null field writes an empty cell
+  bool write_null_fields = false;  // true: a null field writes an empty cell (null_fields: empty)
+  std::optional<NullFields> null_fields{};  // routes' default; unset: from write_null_fields
+  OnTombstone on_tombstone = OnTombstone::dlq;
   std::size_t max_event_bytes = 1024 * 1024;
   std::optional<std::string> ttl_field;  // per-event TTL in ms; may shorten, never lengthen
   CellTimestamp cell_timestamp = CellTimestamp::event_time;
@@ -118,12 +126,37 @@ struct SchemaRegistryConfig {
   std::size_t cache_max_bytes = 64 * 1024 * 1024;  // and the bytes they hold
 };
 
-// A route sends events of some types to a table with a key spec.
+// One rule of a route's row mapping (docs/rows.md, "Columns").
+struct ColumnConfig {
+  std::string from;                  // an input name (docs/rows.md, "Inputs"), or "*": every top-level field
+  std::string to;                    // "family:qualifier", or "family:*": one cell per member, named as the member
+  std::string type = "text";         // text, string, long, int, short, double, float, boolean, bigdecimal, bytes
+  std::vector<std::string> exclude;  // with "*" or a record: members left out
+  std::string source;                // "config.yaml:42" for messages
+};
+
+// The values a table template variable may take from the data: a list, or a regular expression.
+struct TableValuesConfig {
+  std::vector<std::string> values;
+  std::optional<std::string> pattern;  // ECMAScript, matched against the whole value
+};
+
+// A route sends events of some types (from some topics) to a table with a key spec and a row mapping.
 // The key spec is given by exactly one of: preset (+ preset_params), key_file, key_yaml (inline
 // YAML text of a spec, kept with its source line for error messages).
 struct RouteConfig {
+  std::string name;                      // unset: "routes[i]" / "default_route"
+  std::vector<std::string> topics;       // empty: every subscribed topic
   std::vector<std::string> event_types;  // empty only for the default route
-  std::string table;                     // without namespace
+  // Without namespace; may be a template: ${topic}, ${event_type}, ${field:INPUT} (docs/rows.md).
+  std::string table;
+  std::string table_source;  // "config.yaml:42" for messages
+  std::map<std::string, TableValuesConfig, std::less<>> table_values;  // template variable → allowed values
+  std::size_t max_tables = 100;                                        // distinct tables a template may produce
+  std::optional<std::string> format;                                   // the input format of `topics`
+  std::optional<std::vector<ColumnConfig>> columns;                    // unset: decode.columns
+  std::optional<NullFields> null_fields;                               // unset: decode's
+  std::optional<OnTombstone> on_tombstone;                             // unset: decode.on_tombstone
   std::optional<std::string> preset;
   std::map<std::string, std::string, std::less<>> preset_params;
   std::optional<std::filesystem::path> key_file;

@@ -5,6 +5,7 @@
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 
 namespace hbingest::app {
@@ -19,9 +20,9 @@ int bootstrap_command(const Args& args) {
   if (auto exit = parse_command_line(cli, args)) return *exit;
 
   const config::Config config = config::load_config(config_path);
-  const ingest::Router router = make_router(config);
+  const routing::RouteSet routes = routing::build_routes(config);
   connectors::HBaseAdmin admin(thrift2_options(config.hbase));
-  const ingest::BootstrapReport report = ingest::bootstrap_tables(admin, router, table_settings(config));
+  const ingest::BootstrapReport report = ingest::bootstrap_tables(admin, route_tables(routes), table_settings(config));
   for (const auto& line : report.lines) std::cout << line << '\n';
   connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
   std::cout << ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic) << '\n';

@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "hbingest/app/commands.h"
-#include "hbingest/app/key_uniqueness.h"
-#include "hbingest/app/wiring.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/support/secrets.h"
@@ -23,21 +22,6 @@ constexpr const char* kUsage =
     "  Unsafe settings (auto.offset.reset latest, dead-letter acks, an open HTTP port...) are\n"
     "  printed as warnings; they do not change the exit status. Secrets are never printed.\n"
     "  --print-effective  also print the effective config (defaults included, secrets as ***)\n";
-
-// Builds the route's key spec the way `run` does; a problem line per spec problem.
-void check_key_spec(const config::Config& config, const config::RouteConfig& route, const std::string& name,
-                    std::vector<std::string>& problems, std::vector<std::string>& warnings) {
-  if (!route.preset && !route.key_file && !route.key_yaml) return;  // the loader reported it already
-  try {
-    const keyspec::KeySpec spec = build_key_spec(config, route, name);
-    for (const auto& warning : spec.warnings()) warnings.push_back(route.key_source + ": " + name + ": " + warning);
-    for (const auto& warning : check_key_uniqueness(config, spec, name).warnings) {
-      warnings.push_back(route.key_source + ": " + warning);
-    }
-  } catch (const keyspec::SpecError& e) {
-    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
-  }
-}
 
 }  // namespace
 
@@ -69,13 +53,13 @@ int check_config_command(const Args& args) {
   config::LoadResult result = config::try_load_config(file);
   std::vector<std::string> problems = std::move(result.problems);
   std::vector<std::string> warnings = std::move(result.warnings);
-  // Key specs of the routes that did load are checked even when other keys are wrong, so one run
-  // lists everything.
-  for (std::size_t i = 0; i < result.config.routes.size(); ++i) {
-    check_key_spec(result.config, result.config.routes[i], "routes[" + std::to_string(i) + "]", problems, warnings);
+  // The routes that did load are built as `run` builds them (key specs, templates, row mappings)
+  // even when other keys are wrong, so one run lists everything.
+  try {
+    (void)routing::build_routes(result.config, &warnings);
+  } catch (const routing::RouteError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
   }
-  if (result.config.default_route)
-    check_key_spec(result.config, *result.config.default_route, "default_route", problems, warnings);
 
   // The loader already keeps secrets out of its lines; a key spec's lines pass the same scrubber.
   for (const auto& warning : warnings)

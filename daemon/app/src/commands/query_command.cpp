@@ -16,6 +16,7 @@
 #include "hbingest/app/commands.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/query/columns.h"
 #include "hbingest/query/query_engine.h"
@@ -76,8 +77,8 @@ int query_command(const Args& args) {
   }
 
   const config::Config cfg = config::load_config(config_path);
-  const ingest::Router router = make_router(cfg);
-  QueryService service(cfg, router, nullptr);
+  const routing::RouteSet routes = routing::build_routes(cfg);
+  QueryService service(cfg, routes, nullptr);
   const std::string& type = event_id ? *event_id : *full_table;
   const auto route = service.route(type);
   if (!route) throw std::invalid_argument("event type '" + type + "' has no route in " + cfg.source.string());

@@ -20,6 +20,7 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
@@ -127,17 +128,17 @@ int run_command(const Args& args) {
   // before everything that keeps references into it, so it is destroyed after them.
   prometheus::Registry registry;
   server::register_build_info(registry, kVersion);
-  const ingest::Router router = make_router(config);
+  const routing::RouteSet routes = routing::build_routes(config);
   {
     connectors::HBaseAdmin admin(thrift2_options(config.hbase));
     if (config.table.create_table) {
-      const auto report = ingest::bootstrap_tables(admin, router, table_settings(config));
+      const auto report = ingest::bootstrap_tables(admin, route_tables(routes), table_settings(config));
       for (const auto& line : report.lines) spdlog::info("bootstrap: {}", line);
       connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
       spdlog::info("bootstrap: {}", ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic));
     }
     ingest::require_tables(
-        admin, router,
+        admin, route_tables(routes),
         "run `hbingest bootstrap --config " + config.source.string() + "` or set table.create_table: true");
   }
 
@@ -168,9 +169,9 @@ int run_command(const Args& args) {
   // disabled or stripped of its family while we run) with its own connection, and holds the
   // writers' batches for a table known to be unavailable. Declared before the writers: they use it.
   connectors::HBaseAdmin watch_admin(thrift2);
-  std::vector<std::string> route_tables;
-  for (const auto& route : router.routes()) route_tables.push_back(route->table);
-  ingest::TableWatch table_watch(route_tables, table_watch_options(config), watch_admin, pipeline_metrics);
+  std::vector<std::string> watched;
+  for (const auto& table : route_tables(routes)) watched.push_back(table.table);
+  ingest::TableWatch table_watch(watched, table_watch_options(config), watch_admin, pipeline_metrics);
   table_watch.start();
 
   std::vector<std::unique_ptr<connectors::RowSink>> sinks;
@@ -179,7 +180,7 @@ int run_command(const Args& args) {
   }
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
                              pipeline_metrics, &table_watch);
-  ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, router, pipeline_metrics,
+  ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, routes, pipeline_metrics,
                             ingest::wall_clock_ms);
 
   // Declared after the pipeline and its parts: destroyed first, so no handler outlives them. The
@@ -190,7 +191,7 @@ int run_command(const Args& args) {
   std::unique_ptr<server::HttpServer> server;
   std::unique_ptr<server::HttpServer> health_server;
   if (config.http.enabled) {
-    queries = std::make_unique<QueryService>(config, router, &registry);
+    queries = std::make_unique<QueryService>(config, routes, &registry);
     server = std::make_unique<server::HttpServer>(http_server_options(config.http, http_tls));
     queries->mount(*server);
     const auto readiness = [&] {

@@ -15,6 +15,7 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/server/service_endpoints.h"
 
@@ -49,8 +50,8 @@ int serve_command(const Args& args) {
 
   prometheus::Registry registry;  // outlives the query service and the server, which refer to it
   server::register_build_info(registry, kVersion);
-  const ingest::Router router = make_router(config);
-  QueryService queries(config, router, &registry);
+  const routing::RouteSet routes = routing::build_routes(config);
+  QueryService queries(config, routes, &registry);
   // Declared last: stopped (its handler threads joined) before the query service goes.
   server::HttpServer server(http_server_options(config.http, http_tls));
   queries.mount(server);

@@ -1,5 +1,6 @@
 #pragma once
-// A Kafka message → event type, event time, cells, and a field view for the key spec: the input
+// A Kafka message → event type, event time, the decoded record and a field view for the key spec,
+// the row mapping and table templates: the input
 // format of its topic (decode.format, decode.topic_formats) reads the bytes into a Record, and this
 // one step does the rest for every format. A bad event is data, not a failure: decode() returns a
 // DecodeFailure naming the reason; one of kind `unavailable` (the schema registry did not answer)
@@ -26,7 +27,6 @@ struct DecodedEvent {
   std::string event_type;
   std::int64_t time_ms = 0;
   std::optional<std::int64_t> ttl_ms;  // from the configured ttl_field, if present
-  std::vector<connectors::Cell> cells;
 };
 
 // What decode() reads of a Kafka message.
@@ -51,6 +51,9 @@ class EventDecoder {
   // Kafka timestamp as the time field when decode.kafka_time_fallback stood in for a missing time.
   std::optional<DecodeFailure> decode(const MessageView& message, DecodedEvent& out);
   const keyspec::EventFields& fields() const;
+  // The decoded value, until the next decode(); null after a failure. Its route's row mapping makes
+  // the cells (routing::RowMapping).
+  const Record* record() const;
   // Summed over this decoder's formats.
   SchemaCacheStats schema_cache_stats() const;
 

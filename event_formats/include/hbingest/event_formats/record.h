@@ -17,6 +17,11 @@
 
 namespace hbingest::event_formats {
 
+// Appends a scalar value as cell text, as Record::append_text writes the same value: strings as they
+// are, integers in decimal, floats with ".0" when integral, true/false, nothing for null. A nested
+// value appends nothing: only its record can write it (append_text_at).
+void append_value_text(const keyspec::FieldValue& value, std::string& out);
+
 class Record : public keyspec::EventFields {
  public:
   // The top-level fields in the order the message gives them (a JSON name given twice, twice).

@@ -129,6 +129,7 @@ struct ComponentInfo {
   std::string name;
   std::string type;
   std::string source;                // "field:event_id", "kafka:offset", ...
+  std::vector<std::string> fields;   // the event field names it reads (EventFields::field), in order
   std::optional<std::size_t> width;  // fixed width in bytes, nullopt when variable
 };
 

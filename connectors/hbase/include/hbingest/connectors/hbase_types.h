@@ -26,6 +26,11 @@ struct Cell {
   std::string value;
 };
 
+struct ColumnRef {
+  std::string family;
+  std::string qualifier;
+};
+
 enum class Durability { use_default, skip_wal, async_wal, sync_wal, fsync_wal };
 
 // One row to write. All cells share the row's timestamp.
@@ -34,6 +39,7 @@ struct RowMutation {
   std::vector<Cell> cells;
   std::int64_t timestamp_ms = 0;
   std::optional<std::int64_t> ttl_ms;  // per-mutation TTL (the `_ttl` attribute); nullopt: family TTL only
+  std::vector<ColumnRef> deleted_columns{};  // every version up to timestamp_ms deleted
 };
 
 struct ScannedCell {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "hbingest/config/config.h"
-#include "hbingest/ingest/router.h"
+#include "hbingest/routing/route.h"
 #include "hbingest/query/query_engine.h"
 #include "hbingest/server/events_handler.h"
 #include "hbingest/server/http_server.h"
@@ -39,7 +39,7 @@ class QueryService {
  public:
   // `registry` may be null (CLI): then no query metrics are recorded. Otherwise it must outlive
   // this service.
-  QueryService(const config::Config& config, const ingest::Router& router, prometheus::Registry* registry);
+  QueryService(const config::Config& config, const routing::RouteSet& routes, prometheus::Registry* registry);
   ~QueryService();
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;

@@ -13,12 +13,12 @@
 #include "hbingest/connectors/thrift2_options.h"
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/pipeline_metrics.h"
-#include "hbingest/ingest/router.h"
 #include "hbingest/ingest/table_bootstrap.h"
 #include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/query/query.h"
+#include "hbingest/routing/route.h"
 
 namespace hbingest::app {
 
@@ -34,15 +34,10 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
 ingest::TableSettings table_settings(const config::Config& config);
 ingest::TableWatchOptions table_watch_options(const config::Config& config);
+// The tables the routes write that are known before any event: plain names, and what templates make
+// of their listed values (not those allowed by a pattern only: they appear at run time).
+std::vector<ingest::RouteTable> route_tables(const routing::RouteSet& routes);
 // The label values of per-event metric series: the routes' event types and the literal topics.
 ingest::MetricLabels metric_labels(const config::Config& config);
-
-// The key spec of one route (preset, key file or inline `key:`), built the same way by every
-// command. `name` is the route's place in the config ("routes[2]", "default_route"). Throws
-// keyspec::SpecError with every problem of the spec, each as "<key_source>: <name>.key: <problem>".
-keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name);
-
-// Every route with its key spec and its table qualified with hbase.namespace.
-ingest::Router make_router(const config::Config& config);
 
 }  // namespace hbingest::app

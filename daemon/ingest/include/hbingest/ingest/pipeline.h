@@ -28,7 +28,7 @@
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
-#include "hbingest/ingest/router.h"
+#include "hbingest/routing/route.h"
 #include "hbingest/ingest/shutdown_budget.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/support/guarded_text.h"
@@ -92,6 +92,10 @@ struct PipelineOptions {
   config::UnknownType unknown_type = config::UnknownType::dlq;
   // A dead letter that failed is sent again after initial_backoff, doubling up to max_backoff.
   RetryPolicy dead_letter_retry{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)};
+  // Told, on the pipeline thread, of each table a templated route makes for the first time (within
+  // its max_tables), before the first row for it is batched: the app has the table watch check it
+  // (and create it under table.create_table). Must not block.
+  std::function<void(const std::string& table, const routing::Route& route)> on_new_table;
 };
 
 // Thrown by run() when an invalid event meets `on_invalid: fail`. Nothing at or after its offset
@@ -109,7 +113,7 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   using NowMs = std::function<std::int64_t()>;  // wall clock in epoch ms (injected for tests)
 
   Pipeline(PipelineOptions options, connectors::Source& source, connectors::DeadLetterSink& dead_letters,
-           WriterPool& writers, const Router& router, PipelineObserver& observer, NowMs now_ms);
+           WriterPool& writers, const routing::RouteSet& routes, PipelineObserver& observer, NowMs now_ms);
   ~Pipeline() override;
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -152,6 +156,9 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // Drops the failed dead letters of `partitions` waiting for their next send (see release()).
   void drop_dead_letter_retries(const std::vector<connectors::TopicPartition>& partitions);
   void handle(connectors::SourceMessage&& message);
+  // The table of the current event on `route` (a template resolved and admitted), or nullopt with
+  // table_problem_ saying why not.
+  std::optional<std::string> table_of(const routing::Route& route, std::string_view topic);
   // Decodes, tracks, routes, keys and batches one message. Returns false, leaving `message` as it
   // is and untracked, when its schema could not be fetched (schema_wait_ says why).
   bool process(connectors::SourceMessage& message);
@@ -197,7 +204,7 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   connectors::Source& source_;
   connectors::DeadLetterSink& dead_letters_;
   WriterPool& writers_;
-  const Router& router_;
+  const routing::RouteSet& routes_;
   PipelineObserver& observer_;
   NowMs now_ms_;
   // The wall clock (epoch ms) and the steady clock at the first event: TTL decisions tell a
@@ -207,6 +214,11 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   event_formats::EventDecoder decoder_;
   event_formats::DecodedEvent event_;  // reused: its buffers keep their capacity between events
   std::string key_;
+  routing::RowCells row_cells_;  // reused: the mapping's output for the current event
+  // The tables each templated route made so far, bounded by its max_tables (a hostile producer
+  // cannot make a million).
+  std::map<const routing::Route*, std::set<std::string, std::less<>>> route_tables_;
+  std::string table_problem_;  // why table_of() gave no table
   Batcher batcher_;
   OffsetTracker tracker_;
   // Looked up per polled message: by TopicPartitionRef, without copying the topic.

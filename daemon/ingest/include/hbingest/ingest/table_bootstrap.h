@@ -9,7 +9,6 @@
 
 #include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/connectors/kafka_producer.h"
-#include "hbingest/ingest/router.h"
 
 namespace hbingest::ingest {
 
@@ -21,6 +20,13 @@ struct TableSettings {
   std::string compression = "NONE";
 };
 
+// A table the routes write: its families and the split keys of its key spec.
+struct RouteTable {
+  std::string table;  // "ns:table"
+  std::vector<std::string> families;
+  std::vector<std::string> split_keys;
+};
+
 struct BootstrapReport {
   std::vector<std::string> lines;  // one per table: created / ok / differs: ...
   bool differences = false;        // an existing table does not match the settings
@@ -30,7 +36,9 @@ struct BootstrapReport {
 connectors::TableSpec table_spec(const TableSettings& settings, const std::string& qualified_table,
                                  const std::vector<std::string>& split_keys);
 
-BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const Router& router, const TableSettings& settings);
+// Creates or checks each table once (several routes may share one).
+BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables,
+                                 const TableSettings& settings);
 
 // Creates the dead-letter topic when missing, with max.message.bytes large enough for the largest
 // original (10 MiB; the broker default of 1 MB would refuse a 5 MB letter). Returns what it did.
@@ -40,6 +48,6 @@ std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std
 // it before consuming: a table missing at start is a deployment mistake better refused than
 // retried (HBase 2.6.1's gateway answers each put into it with a retriable TIOError, forever).
 // While the daemon runs, TableWatch keeps watching.
-void require_tables(connectors::HBaseAdmin& admin, const Router& router, const std::string& remedy);
+void require_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables, const std::string& remedy);
 
 }  // namespace hbingest::ingest

@@ -1,8 +1,8 @@
-#include "hbingest/app/key_uniqueness.h"
+#include "hbingest/routing/key_uniqueness.h"
 
 #include <algorithm>
 
-namespace hbingest::app {
+namespace hbingest::routing {
 
 namespace {
 
@@ -49,7 +49,8 @@ std::string subscription(const config::KafkaConfig& kafka) {
 
 }  // namespace
 
-KeyUniqueness check_key_uniqueness(const config::Config& config, const keyspec::KeySpec& spec, std::string_view name) {
+KeyUniqueness check_key_uniqueness(const config::Config& config, const std::vector<std::string>& route_topics,
+                                   const keyspec::KeySpec& spec, std::string_view name) {
   KeyUniqueness out;
   const bool per_record = any_stores(spec, "kafka:partition") && any_stores(spec, "kafka:offset");
   if (!per_record) {
@@ -72,7 +73,8 @@ KeyUniqueness check_key_uniqueness(const config::Config& config, const keyspec::
                            "overwrites the earlier (intended for latest-per-entity tables)");
     return out;
   }
-  const auto& topics = config.kafka.topics;
+  // A route that names its topics gets records of those only; else whatever the subscription delivers.
+  const auto& topics = route_topics.empty() ? config.kafka.topics : route_topics;
   const bool many_topics = topics.size() > 1 || std::any_of(topics.begin(), topics.end(), [](const std::string& t) {
                              return !t.empty() && t.front() == '^';
                            });
@@ -90,4 +92,4 @@ KeyUniqueness check_key_uniqueness(const config::Config& config, const keyspec::
   return out;
 }
 
-}  // namespace hbingest::app
+}  // namespace hbingest::routing

@@ -18,14 +18,16 @@
 #include "hbingest/config/config.h"
 #include "hbingest/keyspec/key_spec.h"
 
-namespace hbingest::app {
+namespace hbingest::routing {
 
 struct KeyUniqueness {
   std::vector<std::string> problems;  // collisions the operator did not ask for: `run` refuses to start
   std::vector<std::string> warnings;  // collisions by design: check-config says so
 };
 
-// `name` is the route's place in the config ("routes[0]", "default_route").
-KeyUniqueness check_key_uniqueness(const config::Config& config, const keyspec::KeySpec& spec, std::string_view name);
+// `name` is the route's place in the config ("routes[0]", "default_route"); `route_topics` its
+// `topics` (empty: the subscription's).
+KeyUniqueness check_key_uniqueness(const config::Config& config, const std::vector<std::string>& route_topics,
+                                   const keyspec::KeySpec& spec, std::string_view name);
 
-}  // namespace hbingest::app
+}  // namespace hbingest::routing
