@@ -18,7 +18,6 @@ namespace hbingest::routing {
 namespace {
 
 using keyspec::FieldValue;
-using keyspec::NestedValue;
 
 constexpr std::array<std::string_view, 10> kNames = {"text",   "string", "long",    "int",        "short",
                                                      "double", "float",  "boolean", "bigdecimal", "bytes"};
