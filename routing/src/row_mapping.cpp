@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "hbingest/event_formats/input_name.h"
-#include "hbingest/routing/value_codec.h"
 
 namespace hbingest::routing {
 
@@ -22,7 +21,7 @@ std::optional<std::pair<std::string, std::string>> split_column(std::string_view
 // Appends one value as its rule's type says; a mismatch is the event's problem.
 std::optional<MappingError> append_typed(const Rule& rule, std::string_view qualifier,
                                          const keyspec::FieldValue& value, std::string& out) {
-  if (auto why = encode_value(value, rule.type, out)) {
+  if (auto why = append_value(value, rule.type, out)) {
     return MappingError{"bad_value", "column " + rule.family + ":" + std::string(qualifier) + " (from " + rule.from +
                                          "): " + *why};
   }

@@ -231,6 +231,23 @@ def count_rows(table):
         connection.close()
 
 
+def java_cells(table, types=(), all_versions=False, timeout=120):
+    """Every cell of `table` as a Java application reads it: `stack/hbstack cells` (stack/README.md,
+    "Cell reader"), HBase's Java client and Bytes.toX. `types` are "family:qualifier=type" or
+    "family:*=type" (long int short double float boolean bigdecimal string text bytes). Returns one
+    dict per cell, in scan order: row and value_hex (hex), family, qualifier, timestamp, and for a
+    typed cell type and value (Bytes.toX; doubles and floats as Python floats, NaN and the
+    infinities as the strings "NaN", "Infinity", "-Infinity", a bigdecimal as BigDecimal.toString())
+    or error. Raises when the reader fails."""
+    command = [STACK, "cells", table, *(["--all-versions"] if all_versions else []), *types]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or not lines or lines[-1].get("ok") is not True:
+        raise RuntimeError(f"hbstack cells {table} failed (exit {done.returncode}): {done.stdout[-2000:]}"
+                           f"{done.stderr[-2000:]} (see logs/cells.log)")
+    return lines[:-1]
+
+
 # Rows of the `events` preset (keyspec docs): salt | event_id padded to 16 | time | partition (4
 # digits) | offset (19 digits). These read a key from its end, independently of our decoder.
 def key_position(key):
