@@ -114,4 +114,25 @@ inline std::string probe_text(const std::map<std::string, std::string>& probes) 
   return out;
 }
 
+// The paths `a` and `b` answer differently (or only one of them probed), one a line, but for those
+// in `except` (and the parent paths whose text or members show them).
+inline std::string probe_differences(const std::map<std::string, std::string>& a,
+                                     const std::map<std::string, std::string>& b, const std::set<std::string>& except) {
+  std::set<std::string> paths;
+  for (const auto& [path, line] : a) paths.insert(path);
+  for (const auto& [path, line] : b) paths.insert(path);
+  std::string out;
+  for (const auto& path : paths) {
+    bool excepted = false;
+    for (const auto& e : except) excepted = excepted || path.starts_with(e) || e.starts_with(path);
+    if (excepted) continue;
+    const auto x = a.find(path);
+    const auto y = b.find(path);
+    const std::string left = x != a.end() ? x->second : "(not probed)";
+    const std::string right = y != b.end() ? y->second : "(not probed)";
+    if (left != right) out += path + ": " + left + "  vs  " + right + "\n";
+  }
+  return out;
+}
+
 }  // namespace hbingest::event_formats::path_probe
