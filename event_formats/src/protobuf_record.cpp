@@ -554,7 +554,11 @@ void ProtobufRecord::append_text_of(const Position& at, std::string& out) const 
 }
 
 std::optional<FieldValue> ProtobufRecord::at(const FieldPath& path) const {
-  if (path.is_top_level()) return field(path.steps.front().name);
+  if (path.is_top_level()) {  // field(name) without its copy of the name
+    const FD* top = type_ != nullptr ? type_->FindFieldByName(path.steps.front().name) : nullptr;
+    if (top == nullptr) return std::nullopt;
+    return value_of(*top);
+  }
   const auto position = walk(path);
   if (!position) return std::nullopt;
   return value_at(*position);
