@@ -284,6 +284,14 @@ TEST(JsonNestedPath, DeepDocumentsAnswerBoundedPathsOrAreRefusedWhole) {
   EXPECT_EQ(event.at(parse_field_path("x.a[0]")), std::nullopt) << "a refused message has no fields";
 }
 
+TEST(JsonNestedPath, AnEmptyViewWithoutDataIsNotJson) {
+  JsonEvent event;
+  const auto failure = event.parse(std::string_view());  // data() is nullptr: simdjson must not copy from it
+  ASSERT_TRUE(failure);
+  EXPECT_FALSE(failure->not_an_object);
+  EXPECT_EQ(event.at(parse_field_path("a.b")), std::nullopt);
+}
+
 // A wide object: each step passes over the members before the one it wants without entering them,
 // so a path through 10,000 members each holding a large value reads each once.
 TEST(JsonNestedPath, AWideDocumentIsWalkedOnce) {
