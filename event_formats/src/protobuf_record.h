@@ -46,7 +46,8 @@ class ProtobufRecord final : public Record {
   bool visit_members(const FieldPath& path, MemberVisitor& visit) const override;
 
   // A value in the message: `field` of `message`, its index-th element (index -1: the singular
-  // value, or a repeated field or map whole); null: a field with presence that is unset.
+  // value, or a repeated field or map whole); null: a field with presence that is unset. (Public
+  // for the helpers in the .cpp's anonymous namespace that make them.)
   struct Position {
     const google::protobuf::Message* message;
     const google::protobuf::FieldDescriptor* field;

@@ -49,6 +49,7 @@ class ProtobufWireRecord final : public Record {
 
   // A value in the message: field `index` of `table`'s message whose bytes are `bytes`: one value
   // (`item`), the repeated field or map whole, or null (a field with presence that is unset).
+  // (Public for the helpers in the .cpp's anonymous namespace that make them.)
   struct Position {
     const pbwire::Table* table;
     std::size_t index;
@@ -85,7 +86,8 @@ class ProtobufWireRecord final : public Record {
   // As ProtobufRecord's: nested values' text and nested bytes' base64, their buffers kept.
   mutable std::optional<CellTextFormatter> json_{std::in_place};
   mutable std::string scratch_;
-  // The walk's layout of the nested message it steps through.
+  // The layout of the nested message a walk steps through, or visit_members lists (kept, so
+  // that neither allocates once it has grown to the widest message).
   mutable pbwire::Layout path_layout_;
 };
 
