@@ -304,6 +304,54 @@ TEST(JsonNestedPath, AWideDocumentIsWalkedOnce) {
   EXPECT_EQ(event.at(parse_field_path("o.m9999[0][0][0][2]")), FieldValue{std::int64_t{3}});
 }
 
+// Recursive types nested as deep as a path goes (within both formats' nesting bounds) answer a path of
+// kMaxPathSteps steps: an Avro linked list through unions, a Protobuf tree in both readings.
+TEST(DeepNestedPath, RecursiveAvroAndProtobufAnswerThePathBound) {
+  FakeSchemaRegistry registry;
+  registry.add(RegisteredSchema{1,
+                                SchemaType::avro,
+                                R"({"type":"record","name":"L","fields":[{"name":"head","type":
+    ["null",{"type":"record","name":"Node","fields":[{"name":"value","type":"long"},{"name":"next","type":["null","Node"]}]}]}]})",
+                                {}});
+  registry.add(RegisteredSchema{
+      2, SchemaType::protobuf, "syntax = \"proto3\";\nmessage Tree { Tree child = 1; int64 value = 2; }\n", {}});
+  std::string avro;
+  for (int i = 0; i < 31; ++i) {  // each node a union and a record: 62 levels, within Avro's 64
+    avro_long(1, avro);           // the Node branch
+    avro_long(i, avro);
+  }
+  avro_long(0, avro);  // the last next: null
+  std::string tree;
+  for (int i = 59; i >= 0; --i) {
+    std::string node;
+    if (!tree.empty()) pb_delimited(1, tree, node);
+    pb_varint(2 << 3, node);
+    pb_varint(static_cast<std::uint64_t>(i), node);
+    tree = node;
+  }
+  std::string avro_path = "head";
+  std::string tree_path = "child";  // the top-level message is node 0: child is node 1
+  for (std::size_t i = 1; i < kMaxPathSteps; ++i) {
+    avro_path += ".next";
+    tree_path += ".child";
+  }
+  avro_path.replace(avro_path.rfind("next"), 4, "value");   // head + 30 nexts + value: node 30
+  tree_path.replace(tree_path.rfind("child"), 5, "value");  // 31 childs + value: node 31
+  ASSERT_EQ(parse_field_path(avro_path).steps.size(), kMaxPathSteps);
+  const auto avro_format = make_input_format(config::EventFormat::avro, &registry);
+  const auto failure = avro_format->parse(confluent_framed(1, avro));
+  ASSERT_FALSE(failure) << failure->message;
+  EXPECT_EQ(avro_format->record().at(parse_field_path(avro_path)), FieldValue{std::int64_t{30}});
+  for (const auto reading : {ProtobufReading::in_place, ProtobufReading::through_libprotobuf}) {
+    const auto format = make_protobuf_format(registry, {}, reading);
+    ASSERT_FALSE(format->parse(confluent_framed(2, std::string(1, '\0') + tree)));
+    EXPECT_EQ(format->record().at(parse_field_path(tree_path)), FieldValue{std::int64_t{31}});
+    std::string text;
+    EXPECT_TRUE(format->record().append_text_at(parse_field_path(tree_path), text));
+    EXPECT_EQ(text, "31");
+  }
+}
+
 TEST_F(NestedPathTest, AvroBlocksOfManyItemsAndAHugeIndex) {
   // An array written as many one-item blocks, some with byte sizes that lie: items are passed one by
   // one (a block's size is not trusted to skip it).
