@@ -151,10 +151,83 @@ std::string_view symbol_of(const char*& at, const Node& node) {
   return node.symbols[static_cast<std::size_t>(read_long(at))];
 }
 
+// Passes over a value without reading it. Recursion as deep as the schema nests, which check_binary
+// bounds (kMaxNesting) for messages of recursive schemas too. A block's byte size is not trusted to
+// skip it (check_binary does not hold the items to it): its items are passed one by one.
+void skip(const char*& at, const Node& node) {
+  switch (node.type) {
+    case AVRO_BOOLEAN:
+      ++at;
+      return;
+    case AVRO_INT32:
+    case AVRO_INT64:
+    case AVRO_ENUM:
+      read_varint_bits(at);
+      return;
+    case AVRO_FLOAT:
+      at += 4;
+      return;
+    case AVRO_DOUBLE:
+      at += 8;
+      return;
+    case AVRO_STRING:
+    case AVRO_BYTES:
+    case AVRO_FIXED:
+      bytes_of(at, node);
+      return;
+    case AVRO_UNION:
+      skip(at, *node.branches[static_cast<std::size_t>(read_long(at))]);
+      return;
+    case AVRO_RECORD:
+      for (const auto& field : node.fields) skip(at, *field.node);
+      return;
+    case AVRO_MAP:
+    case AVRO_ARRAY:
+      for (auto count = read_long(at); count != 0; count = read_long(at)) {
+        if (count < 0) {
+          count = -count;
+          read_long(at);  // the block's byte size
+        }
+        for (std::int64_t i = 0; i < count; ++i) {
+          if (node.type == AVRO_MAP) read_bytes(at);
+          skip(at, *node.items);
+        }
+      }
+      return;
+    default:  // null: no bytes
+      return;
+  }
+}
+
+// Calls `each(key, value_at)` for every item of an array or map block sequence at `at` (key empty
+// for arrays), in the order written, until it returns false; `at` ends past the last one read.
+template <typename Each>
+void for_each_item(const char*& at, const Node& node, Each&& each) {
+  for (auto count = read_long(at); count != 0; count = read_long(at)) {
+    if (count < 0) {
+      count = -count;
+      read_long(at);
+    }
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::string_view key = node.type == AVRO_MAP ? read_bytes(at) : std::string_view();
+      if (!each(key, at)) return;
+      skip(at, *node.items);
+    }
+  }
+}
+
 }  // namespace
+
+AvroRecord::Position AvroRecord::resolved(Position position) {
+  while (position.node->type == AVRO_UNION) {
+    position.node = position.node->branches[static_cast<std::size_t>(read_long(position.at))];
+  }
+  return position;
+}
 
 void AvroRecord::view(std::shared_ptr<const Schema> schema, const std::vector<FieldBytes>& fields) {
   schema_ = std::move(schema);
+  decimals_used_ = 0;
   members_.resize(fields.size());
   for (std::size_t i = 0; i < fields.size(); ++i) {
     Member& member = members_[i];
@@ -177,6 +250,8 @@ void AvroRecord::release_buffers() {
   formatter_ = CellTextFormatter();
   std::string().swap(scratch_);
   std::vector<Member>().swap(members_);
+  std::vector<std::unique_ptr<std::string>>().swap(decimals_);
+  decimals_used_ = 0;
 }
 
 std::optional<std::size_t> AvroRecord::index_of(std::string_view name) const {
@@ -197,14 +272,18 @@ std::string_view AvroRecord::member_name(std::size_t i) const { return schema_->
 
 FieldValue AvroRecord::member_value(std::size_t i) const {
   const Member& member = members_.at(i);
-  const Node& node = *member.node;
-  const char* at = member.bytes.data();
+  return value_of({member.node, member.bytes.data()}, member.decimal);
+}
+
+FieldValue AvroRecord::value_of(Position position, std::string_view decimal) const {
+  const Node& node = *position.node;
+  const char* at = position.at;
   switch (node.type) {
     case AVRO_STRING:
       return read_bytes(at);
     case AVRO_BYTES:
     case AVRO_FIXED:
-      if (node.logical == LogicalType::decimal) return std::string_view(member.decimal);
+      if (node.logical == LogicalType::decimal) return decimal;
       return bytes_of(at, node);
     case AVRO_INT32:
     case AVRO_INT64:
@@ -239,23 +318,24 @@ std::optional<std::int64_t> AvroRecord::typed_time_ms(std::string_view name) con
 
 void AvroRecord::append_text(std::size_t i, std::string& out) const {
   const Member& member = members_.at(i);
-  const Node& node = *member.node;
-  const char* at = member.bytes.data();
+  append_value_text({member.node, member.bytes.data()}, member.decimal, out);
+}
+
+void AvroRecord::append_value_text(Position position, std::string_view decimal, std::string& out) const {
+  const Node& node = *position.node;
+  const char* at = position.at;
   switch (node.type) {
     case AVRO_STRING:
       out.append(read_bytes(at));
       return;
     case AVRO_BYTES:
     case AVRO_FIXED:
-      out.append(node.logical == LogicalType::decimal ? std::string_view(member.decimal) : bytes_of(at, node));
+      out.append(node.logical == LogicalType::decimal ? decimal : bytes_of(at, node));
       return;
     case AVRO_INT32:
-    case AVRO_INT64: {
-      char buffer[24];
-      const auto written = std::to_chars(buffer, buffer + sizeof(buffer), integer_of(at, node));
-      out.append(buffer, written.ptr);
+    case AVRO_INT64:
+      append_integer(integer_of(at, node), out);
       return;
-    }
     case AVRO_FLOAT:
     case AVRO_DOUBLE:
       append_double(double_of(at, node), out);
@@ -276,6 +356,107 @@ void AvroRecord::append_text(std::size_t i, std::string& out) const {
     default:
       return;  // null: no text
   }
+}
+
+std::string_view AvroRecord::decimal_at(Position position) const {
+  if (position.node->logical != LogicalType::decimal) return {};
+  if (decimals_used_ == decimals_.size()) decimals_.push_back(std::make_unique<std::string>());
+  std::string& text = *decimals_[decimals_used_++];
+  text.clear();
+  const char* at = position.at;
+  append_decimal(bytes_of(at, *position.node), position.node->scale, text);
+  return text;
+}
+
+// One step at a time from the top-level member, each passing over what comes before its target
+// (skip): a record's earlier fields, a map's other entries, an array's earlier items.
+std::optional<AvroRecord::Position> AvroRecord::walk(const FieldPath& path) const {
+  if (path.steps.empty() || path.steps.front().index) return std::nullopt;
+  const auto first = index_of(path.steps.front().name);
+  if (!first) return std::nullopt;
+  Position position{members_.at(*first).node, members_[*first].bytes.data()};
+  for (std::size_t s = 1; s < path.steps.size(); ++s) {
+    const PathStep& step = path.steps[s];
+    const Node& node = *position.node;
+    const char* at = position.at;
+    std::optional<Position> next;
+    if (step.index) {
+      if (node.type != AVRO_ARRAY) return std::nullopt;
+      std::size_t left = *step.index;
+      for_each_item(at, node, [&](std::string_view, const char* item) {
+        if (left-- != 0) return true;
+        next = Position{node.items, item};
+        return false;
+      });
+    } else if (node.type == AVRO_RECORD) {
+      for (const auto& field : node.fields) {
+        if (field.name == step.name) {
+          next = Position{field.node, at};
+          break;
+        }
+        skip(at, *field.node);
+      }
+    } else if (node.type == AVRO_MAP) {
+      for_each_item(at, node, [&](std::string_view key, const char* item) {
+        if (key == step.name) next = Position{node.items, item};  // the last of a repeated key wins
+        return true;
+      });
+    }
+    if (!next) return std::nullopt;
+    position = resolved(*next);
+  }
+  return position;
+}
+
+std::optional<FieldValue> AvroRecord::at(const FieldPath& path) const {
+  if (path.is_top_level()) return field(path.steps.front().name);
+  const auto position = walk(path);
+  if (!position) return std::nullopt;
+  return value_of(*position, decimal_at(*position));
+}
+
+bool AvroRecord::append_text_at(const FieldPath& path, std::string& out) const {
+  if (path.is_top_level()) {
+    const auto i = index_of(path.steps.front().name);
+    if (!i) return false;
+    append_text(*i, out);
+    return true;
+  }
+  const auto position = walk(path);
+  if (!position) return false;
+  scratch_decimal_.clear();
+  if (position->node->logical == LogicalType::decimal) {
+    const char* at = position->at;
+    append_decimal(bytes_of(at, *position->node), position->node->scale, scratch_decimal_);
+  }
+  append_value_text(*position, scratch_decimal_, out);
+  return true;
+}
+
+bool AvroRecord::visit_members(const FieldPath& path, MemberVisitor& visit) const {
+  if (path.steps.empty()) return Record::visit_members(path, visit);
+  const auto position = walk(path);
+  if (!position || (position->node->type != AVRO_RECORD && position->node->type != AVRO_MAP)) return false;
+  const auto member = [&](std::string_view name, Position value) {
+    value = resolved(value);
+    const std::string_view decimal = decimal_at(value);
+    visit.member(name, value_of(value, decimal), value.node->type == AVRO_NULL,
+                 [&](std::string& out) { append_value_text(value, decimal, out); });
+  };
+  const Node& node = *position->node;
+  const char* at = position->at;
+  if (node.type == AVRO_RECORD) {
+    for (const auto& field : node.fields) {
+      member(field.name, {field.node, at});
+      skip(at, *field.node);
+    }
+    return true;
+  }
+  for_each_item(at, node, [&](std::string_view key, const char* item) {
+    member(key, {node.items, item});
+    return true;
+  });
+  return true;
 }
 
 // The compact JSON of a nested value, as simdjson::minify writes the event's JSON twin: a union as

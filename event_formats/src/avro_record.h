@@ -34,7 +34,26 @@ class AvroRecord final : public Record {
   void append_text(std::size_t i, std::string& out) const override;
   std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
 
+  // Nested access: records' fields by name, maps' values by key (the last of a key written twice),
+  // arrays' items by index, a union as its branch; values and text as members' (a nested decimal
+  // as its text, a timestamp-micros as ms). visit_members: a record's fields in schema order or a
+  // map's entries in the order written.
+  std::optional<keyspec::FieldValue> at(const FieldPath& path) const override;
+  bool append_text_at(const FieldPath& path, std::string& out) const override;
+  bool visit_members(const FieldPath& path, MemberVisitor& visit) const override;
+
  private:
+  // A value in the message and its type (never a union once resolved()).
+  struct Position {
+    const Node* node;
+    const char* at;
+  };
+  static Position resolved(Position position);
+  std::optional<Position> walk(const FieldPath& path) const;
+  keyspec::FieldValue value_of(Position position, std::string_view decimal) const;
+  void append_value_text(Position position, std::string_view decimal, std::string& out) const;
+  // A nested decimal's text, kept until the next message (a value views it); empty for others.
+  std::string_view decimal_at(Position position) const;
   struct Member {
     const Node* node = nullptr;  // never a union: check_binary gave the branch
     std::string_view bytes;      // the value in the message
@@ -48,6 +67,10 @@ class AvroRecord final : public Record {
   // append_text's writer of nested values and its scratch for bytes and decimals: buffers kept.
   mutable CellTextFormatter formatter_;
   mutable std::string scratch_;
+  // Nested decimals' text that values view: one string each, reused from one message to the next.
+  mutable std::vector<std::unique_ptr<std::string>> decimals_;
+  mutable std::size_t decimals_used_ = 0;
+  mutable std::string scratch_decimal_;  // append_text_at's
 };
 
 }  // namespace hbingest::event_formats::avro

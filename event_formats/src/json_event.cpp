@@ -57,6 +57,11 @@ struct JsonEvent::Impl {
   std::vector<Member> members;  // capacity kept between events
   // append_text's minifier for objects and arrays, its buffer kept between values.
   std::optional<simdjson::internal::string_builder<CellTextFormatter>> minifier{std::in_place};
+
+  // The parsed value at `path`, nullopt when a step finds nothing.
+  std::optional<element> walk(const FieldPath& path) const;
+  // A value as append_text writes a member.
+  void append_value_text(const element& value, std::string& out);
 };
 
 JsonEvent::JsonEvent() : impl_(std::make_unique<Impl>()) {}
@@ -75,6 +80,9 @@ std::optional<JsonEvent::ParseFailure> JsonEvent::parse(std::string_view json) {
     impl_->minifier.emplace();
   }
   impl_->members.clear();
+  // An empty view may have no data at all (a Kafka message without a value), which simdjson
+  // would copy from: it gets a pointer to no bytes.
+  if (json.data() == nullptr) json = std::string_view("", 0);
   element document;
   if (const auto error = impl_->parser.parse(json.data(), json.size()).get(document); error != simdjson::SUCCESS) {
     return ParseFailure{false, std::string("not valid JSON: ") + simdjson::error_message(error)};
@@ -99,7 +107,10 @@ FieldValue JsonEvent::member_value(std::size_t i) const { return value_of(impl_-
 bool JsonEvent::member_is_null(std::size_t i) const { return impl_->members.at(i).value.is_null(); }
 
 void JsonEvent::append_text(std::size_t i, std::string& out) const {
-  const element& value = impl_->members.at(i).value;
+  impl_->append_value_text(impl_->members.at(i).value, out);
+}
+
+void JsonEvent::Impl::append_value_text(const element& value, std::string& out) {
   char buffer[32];
   const auto append_number = [&](auto number) {
     const auto result = std::to_chars(buffer, buffer + sizeof(buffer), number);
@@ -128,13 +139,74 @@ void JsonEvent::append_text(std::size_t i, std::string& out) const {
       // What simdjson::minify(value) does, with one builder kept between values: minify() builds
       // in a fresh buffer and copies it into a new string, ~9 allocations for an order's items.
       // The builder's own formatter is replaced with CellTextFormatter (same bytes, fewer steps).
-      auto& minifier = *impl_->minifier;
-      minifier.clear();
-      minifier.append(value);
-      out.append(minifier.str());
+      auto& builder = *minifier;
+      builder.clear();
+      builder.append(value);
+      out.append(builder.str());
       return;
     }
   }
+}
+
+// One loop over the steps, no recursion: each step looks at one object's members or one array's
+// elements, which simdjson's tape lets it pass over without entering them, so a path costs the
+// members it passes, however deep the document nests.
+std::optional<element> JsonEvent::Impl::walk(const FieldPath& path) const {
+  if (path.steps.empty() || path.steps.front().index) return std::nullopt;
+  const std::string_view first = path.steps.front().name;
+  std::optional<element> at;
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {  // the last of a repeated name wins
+    if (it->name == first) {
+      at = it->value;
+      break;
+    }
+  }
+  for (std::size_t s = 1; s < path.steps.size() && at; ++s) {
+    const PathStep& step = path.steps[s];
+    if (step.index) {
+      simdjson::dom::array array;
+      element item;
+      if (at->get_array().get(array) != simdjson::SUCCESS || array.at(*step.index).get(item) != simdjson::SUCCESS) {
+        return std::nullopt;
+      }
+      at = item;
+      continue;
+    }
+    simdjson::dom::object object;
+    if (at->get_object().get(object) != simdjson::SUCCESS) return std::nullopt;
+    std::optional<element> found;
+    for (const auto member : object) {
+      if (member.key == step.name) found = member.value;  // the last of a repeated name wins
+    }
+    at = found;
+  }
+  return at;
+}
+
+std::optional<FieldValue> JsonEvent::at(const FieldPath& path) const {
+  if (path.is_top_level()) return field(path.steps.front().name);
+  const auto value = impl_->walk(path);
+  if (!value) return std::nullopt;
+  return value_of(*value);
+}
+
+bool JsonEvent::append_text_at(const FieldPath& path, std::string& out) const {
+  const auto value = impl_->walk(path);
+  if (!value) return false;
+  impl_->append_value_text(*value, out);
+  return true;
+}
+
+bool JsonEvent::visit_members(const FieldPath& path, MemberVisitor& visit) const {
+  if (path.steps.empty()) return Record::visit_members(path, visit);
+  const auto value = impl_->walk(path);
+  simdjson::dom::object object;
+  if (!value || value->get_object().get(object) != simdjson::SUCCESS) return false;
+  for (const auto member : object) {
+    visit.member(member.key, value_of(member.value), member.value.is_null(),
+                 [&](std::string& out) { impl_->append_value_text(member.value, out); });
+  }
+  return true;
 }
 
 }  // namespace hbingest::event_formats

@@ -111,6 +111,104 @@ struct MapEntry {
   std::uint64_t unsigned_key = 0;
 };
 
+// The entries of map `field` in key order (numbers by value, strings bytewise), a key given twice
+// once, with its last value.
+void sorted_map_entries(const pb::Message& message, const FD& field, std::vector<MapEntry>& entries) {
+  const pb::Reflection& reflection = *message.GetReflection();
+  const FD& key = *field.message_type()->map_key();
+  const int size = reflection.FieldSize(message, &field);
+  entries.clear();
+  entries.reserve(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) {
+    const pb::Message& entry = reflection.GetRepeatedMessage(message, &field, i);
+    auto& e = entries.emplace_back(MapEntry{&entry, {}, 0, 0});
+    const Slot k{entry, key, -1};
+    switch (key.cpp_type()) {
+      case FD::CPPTYPE_STRING: {
+        std::string copy;
+        e.text = k.string(copy);
+        break;
+      }
+      case FD::CPPTYPE_INT32:
+        e.signed_key = k.int32();
+        break;
+      case FD::CPPTYPE_INT64:
+        e.signed_key = k.int64();
+        break;
+      case FD::CPPTYPE_UINT32:
+        e.unsigned_key = static_cast<std::uint64_t>(k.uint32());
+        break;
+      case FD::CPPTYPE_UINT64:
+        e.unsigned_key = k.uint64();
+        break;
+      case FD::CPPTYPE_BOOL:
+        e.signed_key = k.boolean() ? 1 : 0;
+        break;
+      default:  // protobuf allows no other key type
+        break;
+    }
+  }
+  const auto less = [](const MapEntry& a, const MapEntry& b) {
+    return std::tie(a.text, a.signed_key, a.unsigned_key) < std::tie(b.text, b.signed_key, b.unsigned_key);
+  };
+  const auto equal = [&](const MapEntry& a, const MapEntry& b) { return !less(a, b) && !less(b, a); };
+  std::stable_sort(entries.begin(), entries.end(), less);
+  // Of equal keys the later one wins: the last of each run stays.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && equal(entries[i], entries[i + 1])) continue;
+    if (kept != i) entries[kept] = std::move(entries[i]);  // (a string moved onto itself would be lost)
+    ++kept;
+  }
+  entries.resize(kept);
+}
+
+// A map entry's key as the key of its JSON object ("true", "-3", the string); `buffer` holds a number's.
+std::string_view map_key_text(const FD& map, const MapEntry& e, std::string& buffer) {
+  const FD& key = *map.message_type()->map_key();
+  buffer.clear();
+  switch (key.cpp_type()) {
+    case FD::CPPTYPE_STRING:
+      return e.text;
+    case FD::CPPTYPE_BOOL:
+      return e.signed_key != 0 ? "true" : "false";
+    case FD::CPPTYPE_UINT32:
+    case FD::CPPTYPE_UINT64:
+      append_integer(e.unsigned_key, buffer);
+      return buffer;
+    default:
+      append_integer(e.signed_key, buffer);
+      return buffer;
+  }
+}
+
+// Whether a map entry's key reads as `name` (its JSON object key), without making a string.
+bool map_key_is(const pb::Message& entry, const FD& key, std::string_view name) {
+  const Slot k{entry, key, -1};
+  char buffer[24];
+  const auto number = [&](auto value) {
+    return name == std::string_view(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
+  };
+  switch (key.cpp_type()) {
+    case FD::CPPTYPE_STRING: {
+      std::string copy;
+      return k.string(copy) == name;
+    }
+    case FD::CPPTYPE_BOOL:
+      return name == (k.boolean() ? "true" : "false");
+    case FD::CPPTYPE_INT32:
+      return number(k.int32());
+    case FD::CPPTYPE_INT64:
+      return number(k.int64());
+    case FD::CPPTYPE_UINT32:
+      return number(k.uint32());
+    case FD::CPPTYPE_UINT64:
+      return number(k.uint64());
+    default:
+      return false;
+  }
+}
+
 // What writes nested values: a message, repeated field or map as compact JSON.
 class NestedWriter {
  public:
@@ -192,72 +290,15 @@ class NestedWriter {
   // A JSON object with the entries in key order (numbers by value, strings bytewise), so the text
   // of the same map is the same whatever order it came in; a key given twice, its last value.
   void map(const pb::Message& message, const FD& field) {
-    const pb::Reflection& reflection = *message.GetReflection();
-    const FD& key = *field.message_type()->map_key();
     const FD& value = *field.message_type()->map_value();
-    const int size = reflection.FieldSize(message, &field);
     std::vector<MapEntry> entries;
-    entries.reserve(static_cast<std::size_t>(size));
-    for (int i = 0; i < size; ++i) {
-      const pb::Message& entry = reflection.GetRepeatedMessage(message, &field, i);
-      auto& e = entries.emplace_back(MapEntry{&entry, {}, 0, 0});
-      const Slot k{entry, key, -1};
-      switch (key.cpp_type()) {
-        case FD::CPPTYPE_STRING: {
-          std::string copy;
-          e.text = k.string(copy);
-          break;
-        }
-        case FD::CPPTYPE_INT32:
-          e.signed_key = k.int32();
-          break;
-        case FD::CPPTYPE_INT64:
-          e.signed_key = k.int64();
-          break;
-        case FD::CPPTYPE_UINT32:
-          e.unsigned_key = static_cast<std::uint64_t>(k.uint32());
-          break;
-        case FD::CPPTYPE_UINT64:
-          e.unsigned_key = k.uint64();
-          break;
-        case FD::CPPTYPE_BOOL:
-          e.signed_key = k.boolean() ? 1 : 0;
-          break;
-        default:  // protobuf allows no other key type
-          break;
-      }
-    }
-    const auto less = [](const MapEntry& a, const MapEntry& b) {
-      return std::tie(a.text, a.signed_key, a.unsigned_key) < std::tie(b.text, b.signed_key, b.unsigned_key);
-    };
-    const auto equal = [&](const MapEntry& a, const MapEntry& b) { return !less(a, b) && !less(b, a); };
-    std::stable_sort(entries.begin(), entries.end(), less);
+    sorted_map_entries(message, field, entries);
     json_.start_object();
-    bool first = true;
+    std::string text;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (i + 1 < entries.size() && equal(entries[i], entries[i + 1])) continue;  // the later one wins
-      if (!first) json_.comma();
-      first = false;
-      const MapEntry& e = entries[i];
-      std::string text;
-      switch (key.cpp_type()) {
-        case FD::CPPTYPE_STRING:
-          json_.key(e.text);
-          break;
-        case FD::CPPTYPE_BOOL:
-          json_.key(e.signed_key != 0 ? "true" : "false");
-          break;
-        case FD::CPPTYPE_UINT32:
-        case FD::CPPTYPE_UINT64:
-          append_integer(e.unsigned_key, text);
-          json_.key(text);
-          break;
-        default:
-          append_integer(e.signed_key, text);
-          json_.key(text);
-          break;
-      }
-      element({*e.entry, value, -1});
+      if (i > 0) json_.comma();
+      json_.key(map_key_text(field, entries[i], text));
+      element({*entries[i].entry, value, -1});
     }
     json_.end_object();
   }
@@ -430,6 +471,127 @@ void ProtobufRecord::append_text(std::size_t i, std::string& out) const {
   }
   if (is_null(field)) return;
   append_element_text({*message_, field, -1}, nested, *json_, out);
+}
+
+namespace {
+
+// A message field's value as a message to step into: a plain one (a Timestamp or wrapper reads as
+// a scalar), nullptr for any other.
+const pb::Message* plain_message(const ProtobufRecord::Position& at) {
+  if (at.null || at.field->cpp_type() != FD::CPPTYPE_MESSAGE || (at.field->is_repeated() && at.index < 0)) {
+    return nullptr;
+  }
+  const pb::Message& sub = Slot{*at.message, *at.field, at.index}.sub_message();
+  return shape_of(*sub.GetDescriptor()) == Shape::plain ? &sub : nullptr;
+}
+
+// Field `field` of `message` as a path position: a repeated field or map whole, a singular field
+// with presence that is unset as null.
+ProtobufRecord::Position position_of(const pb::Message& message, const FD& field) {
+  const bool null = !field.is_repeated() && field.has_presence() && !message.GetReflection()->HasField(message, &field);
+  return {&message, &field, -1, null};
+}
+
+}  // namespace
+
+std::optional<ProtobufRecord::Position> ProtobufRecord::walk(const FieldPath& path) const {
+  if (type_ == nullptr || path.steps.empty() || path.steps.front().index) return std::nullopt;
+  const FD* first = type_->FindFieldByName(path.steps.front().name);
+  if (first == nullptr) return std::nullopt;
+  Position at = position_of(*message_, *first);
+  for (std::size_t s = 1; s < path.steps.size(); ++s) {
+    const PathStep& step = path.steps[s];
+    const FD& field = *at.field;
+    const bool whole = field.is_repeated() && at.index < 0;
+    if (at.null) return std::nullopt;
+    if (whole && field.is_map()) {
+      if (step.index) return std::nullopt;
+      const FD& key = *field.message_type()->map_key();
+      const FD& value = *field.message_type()->map_value();
+      const pb::Reflection& reflection = *at.message->GetReflection();
+      const int size = reflection.FieldSize(*at.message, &field);
+      std::optional<Position> found;
+      for (int i = 0; i < size; ++i) {  // the last of a repeated key wins
+        const pb::Message& entry = reflection.GetRepeatedMessage(*at.message, &field, i);
+        // A map's value is never null: an entry without one holds the default, as its text shows.
+        if (map_key_is(entry, key, step.name)) found = Position{&entry, &value, -1, false};
+      }
+      if (!found) return std::nullopt;
+      at = *found;
+    } else if (whole) {
+      if (!step.index ||
+          *step.index >= static_cast<std::size_t>(at.message->GetReflection()->FieldSize(*at.message, &field))) {
+        return std::nullopt;
+      }
+      at.index = static_cast<int>(*step.index);
+    } else {
+      const pb::Message* sub = plain_message(at);
+      if (sub == nullptr || step.index) return std::nullopt;
+      const FD* next = sub->GetDescriptor()->FindFieldByName(step.name);
+      if (next == nullptr) return std::nullopt;
+      at = position_of(*sub, *next);
+    }
+  }
+  return at;
+}
+
+FieldValue ProtobufRecord::value_at(const Position& at) const {
+  if (at.null) return std::monostate{};
+  if (at.field->is_repeated() && at.index < 0) return NestedValue{};
+  return element_value({*at.message, *at.field, at.index}, copies_);
+}
+
+void ProtobufRecord::append_text_of(const Position& at, std::string& out) const {
+  if (at.null) return;
+  NestedWriter nested(*json_, scratch_);
+  if (at.field->is_repeated() && at.index < 0) {
+    json_->clear();
+    nested.field(*at.message, *at.field);
+    out.append(json_->str());
+    return;
+  }
+  append_element_text({*at.message, *at.field, at.index}, nested, *json_, out);
+}
+
+std::optional<FieldValue> ProtobufRecord::at(const FieldPath& path) const {
+  if (path.is_top_level()) {  // field(name) without its copy of the name
+    const FD* top = type_ != nullptr ? type_->FindFieldByName(path.steps.front().name) : nullptr;
+    if (top == nullptr) return std::nullopt;
+    return value_of(*top);
+  }
+  const auto position = walk(path);
+  if (!position) return std::nullopt;
+  return value_at(*position);
+}
+
+bool ProtobufRecord::append_text_at(const FieldPath& path, std::string& out) const {
+  const auto position = walk(path);
+  if (!position) return false;
+  append_text_of(*position, out);
+  return true;
+}
+
+bool ProtobufRecord::visit_members(const FieldPath& path, MemberVisitor& visit) const {
+  if (path.steps.empty()) return Record::visit_members(path, visit);
+  const auto position = walk(path);
+  if (!position) return false;
+  const auto member = [&](std::string_view name, const Position& at) {
+    visit.member(name, value_at(at), at.null, [&](std::string& out) { append_text_of(at, out); });
+  };
+  if (const pb::Message* sub = plain_message(*position)) {
+    const pb::Descriptor& type = *sub->GetDescriptor();
+    for (int i = 0; i < type.field_count(); ++i) member(type.field(i)->name(), position_of(*sub, *type.field(i)));
+    return true;
+  }
+  const FD& field = *position->field;
+  if (position->null || !field.is_map() || position->index >= 0) return false;
+  std::vector<MapEntry> entries;
+  sorted_map_entries(*position->message, field, entries);
+  std::string key;
+  for (const MapEntry& e : entries) {
+    member(map_key_text(field, e, key), Position{e.entry, field.message_type()->map_value(), -1, false});
+  }
+  return true;
 }
 
 std::optional<std::int64_t> ProtobufRecord::typed_time_ms(std::string_view name) const {

@@ -37,7 +37,28 @@ class ProtobufRecord final : public Record {
   void append_text(std::size_t i, std::string& out) const override;
   std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
 
+  // Nested access: a message's fields by name, a repeated field's elements by index, a map's values
+  // by key (as its JSON object's key: "7", "true", the string; the last of a key given twice);
+  // Timestamps and wrappers are values, not messages to step into. Values and text as members'.
+  // visit_members: a message's fields in declaration order, or a map's entries in key order.
+  std::optional<keyspec::FieldValue> at(const FieldPath& path) const override;
+  bool append_text_at(const FieldPath& path, std::string& out) const override;
+  bool visit_members(const FieldPath& path, MemberVisitor& visit) const override;
+
+  // A value in the message: `field` of `message`, its index-th element (index -1: the singular
+  // value, or a repeated field or map whole); null: a field with presence that is unset. (Public
+  // for the helpers in the .cpp's anonymous namespace that make them.)
+  struct Position {
+    const google::protobuf::Message* message;
+    const google::protobuf::FieldDescriptor* field;
+    int index;
+    bool null;
+  };
+
  private:
+  std::optional<Position> walk(const FieldPath& path) const;
+  keyspec::FieldValue value_at(const Position& at) const;
+  void append_text_of(const Position& at, std::string& out) const;
   const google::protobuf::FieldDescriptor& member(std::size_t i) const;
   keyspec::FieldValue value_of(const google::protobuf::FieldDescriptor& field) const;
   bool is_null(const google::protobuf::FieldDescriptor& field) const;

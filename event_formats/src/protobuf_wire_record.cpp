@@ -113,6 +113,90 @@ struct MapEntry {
   std::uint64_t unsigned_key = 0;
 };
 
+// The entries of map field `i` of a message in key order (numbers by value, strings bytewise), a
+// key given twice once, with its last value (as ProtobufRecord's namesake).
+void sorted_map_entries(const Table& table, std::string_view bytes, std::size_t i, std::vector<MapEntry>& entries) {
+  const Table& entry_table = *table.fields[i].nested;
+  const Field& key = entry_table.fields[0];
+  entries.clear();
+  pbwire::for_each_element(table, bytes, i, [&](const Item& entry) {
+    const Item k = pbwire::last_value(entry_table, entry.bytes, 0);
+    auto& e = entries.emplace_back(MapEntry{pbwire::last_value(entry_table, entry.bytes, 1), {}, 0, 0});
+    switch (key.kind) {
+      case Kind::string:
+      case Kind::bytes:
+        e.text = k.bytes;
+        break;
+      case Kind::boolean:
+        e.signed_key = k.raw != 0 ? 1 : 0;
+        break;
+      case Kind::uint32:
+      case Kind::fixed32:
+      case Kind::uint64:
+      case Kind::fixed64:
+        e.unsigned_key = as_unsigned(key, k.raw);
+        break;
+      default:
+        e.signed_key = as_signed(key, k.raw);
+        break;
+    }
+  });
+  const auto less = [](const MapEntry& a, const MapEntry& b) {
+    return std::tie(a.text, a.signed_key, a.unsigned_key) < std::tie(b.text, b.signed_key, b.unsigned_key);
+  };
+  const auto equal = [&](const MapEntry& a, const MapEntry& b) { return !less(a, b) && !less(b, a); };
+  std::stable_sort(entries.begin(), entries.end(), less);
+  std::size_t kept = 0;  // of equal keys the later one wins: the last of each run stays
+  for (std::size_t n = 0; n < entries.size(); ++n) {
+    if (n + 1 < entries.size() && equal(entries[n], entries[n + 1])) continue;
+    entries[kept++] = entries[n];
+  }
+  entries.resize(kept);
+}
+
+// A map entry's key as its JSON object's key; `buffer` holds a number's.
+std::string_view map_key_text(const Field& key, const MapEntry& e, std::string& buffer) {
+  buffer.clear();
+  switch (key.kind) {
+    case Kind::string:
+    case Kind::bytes:
+      return e.text;
+    case Kind::boolean:
+      return e.signed_key != 0 ? "true" : "false";
+    case Kind::uint32:
+    case Kind::fixed32:
+    case Kind::uint64:
+    case Kind::fixed64:
+      append_integer(e.unsigned_key, buffer);
+      return buffer;
+    default:
+      append_integer(e.signed_key, buffer);
+      return buffer;
+  }
+}
+
+// Whether a map key's wire value reads as `name` (its JSON object key), without making a string.
+bool map_key_is(const Field& key, const Item& k, std::string_view name) {
+  char buffer[24];
+  const auto number = [&](auto value) {
+    return name == std::string_view(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
+  };
+  switch (key.kind) {
+    case Kind::string:
+    case Kind::bytes:
+      return k.bytes == name;
+    case Kind::boolean:
+      return name == (k.raw != 0 ? "true" : "false");
+    case Kind::uint32:
+    case Kind::fixed32:
+    case Kind::uint64:
+    case Kind::fixed64:
+      return number(as_unsigned(key, k.raw));
+    default:
+      return number(as_signed(key, k.raw));
+  }
+}
+
 // What writes nested values as compact JSON, as ProtobufRecord's NestedWriter does.
 class NestedWriter {
  public:
@@ -235,65 +319,14 @@ class NestedWriter {
   // twice, its last value.
   void map(const Table& table, std::string_view bytes, std::size_t i, std::size_t depth) {
     const Table& entry_table = *table.fields[i].nested;
-    const Field& key = entry_table.fields[0];
-    const Field& value = entry_table.fields[1];
     std::vector<MapEntry> entries;
-    pbwire::for_each_element(table, bytes, i, [&](const Item& entry) {
-      const Item k = pbwire::last_value(entry_table, entry.bytes, 0);
-      auto& e = entries.emplace_back(MapEntry{pbwire::last_value(entry_table, entry.bytes, 1), {}, 0, 0});
-      switch (key.kind) {
-        case Kind::string:
-        case Kind::bytes:
-          e.text = k.bytes;
-          break;
-        case Kind::boolean:
-          e.signed_key = k.raw != 0 ? 1 : 0;
-          break;
-        case Kind::uint32:
-        case Kind::fixed32:
-        case Kind::uint64:
-        case Kind::fixed64:
-          e.unsigned_key = as_unsigned(key, k.raw);
-          break;
-        default:
-          e.signed_key = as_signed(key, k.raw);
-          break;
-      }
-    });
-    const auto less = [](const MapEntry& a, const MapEntry& b) {
-      return std::tie(a.text, a.signed_key, a.unsigned_key) < std::tie(b.text, b.signed_key, b.unsigned_key);
-    };
-    const auto equal = [&](const MapEntry& a, const MapEntry& b) { return !less(a, b) && !less(b, a); };
-    std::stable_sort(entries.begin(), entries.end(), less);
+    sorted_map_entries(table, bytes, i, entries);
     json_.start_object();
-    bool first = true;
     std::string text;
     for (std::size_t n = 0; n < entries.size(); ++n) {
-      if (n + 1 < entries.size() && equal(entries[n], entries[n + 1])) continue;  // the later one wins
-      if (!std::exchange(first, false)) json_.comma();
-      const MapEntry& e = entries[n];
-      text.clear();
-      switch (key.kind) {
-        case Kind::string:
-        case Kind::bytes:
-          json_.key(e.text);
-          break;
-        case Kind::boolean:
-          json_.key(e.signed_key != 0 ? "true" : "false");
-          break;
-        case Kind::uint32:
-        case Kind::fixed32:
-        case Kind::uint64:
-        case Kind::fixed64:
-          append_integer(e.unsigned_key, text);
-          json_.key(text);
-          break;
-        default:
-          append_integer(e.signed_key, text);
-          json_.key(text);
-          break;
-      }
-      element(value, e.value, depth);
+      if (n > 0) json_.comma();
+      json_.key(map_key_text(entry_table.fields[0], entries[n], text));
+      element(entry_table.fields[1], entries[n].value, depth);
     }
     json_.end_object();
   }
@@ -479,6 +512,147 @@ void ProtobufWireRecord::append_text(std::size_t i, std::string& out) const {
   if (field.kind == Kind::message && field.shape == Shape::timestamp)
     return append_integer(timestamp_ms(field, item), out);
   append_element_text(field, item, nested, *json_, out);
+}
+
+namespace {
+
+// Field `index` of a checked message whose singular fields `layout` holds, as a path position.
+ProtobufWireRecord::Position position_of(const Table& table, std::string_view bytes, const Layout& layout,
+                                         std::size_t index) {
+  const Field& field = table.fields[index];
+  if (field.repeated) return {&table, index, bytes, {}, ProtobufWireRecord::Position::whole};
+  if (layout.present(table, index))
+    return {&table, index, bytes, layout.item(index), ProtobufWireRecord::Position::element};
+  if (field.presence) return {&table, index, bytes, {}, ProtobufWireRecord::Position::null};
+  return {&table, index, bytes, pbwire::default_item(field), ProtobufWireRecord::Position::element};
+}
+
+// The table of a plain message at `at` to step into (a Timestamp or wrapper reads as a scalar),
+// nullptr for any other value.
+const Table* plain_message(const ProtobufWireRecord::Position& at) {
+  if (at.what != ProtobufWireRecord::Position::element) return nullptr;
+  const Field& field = at.table->fields[at.index];
+  return field.kind == Kind::message && field.shape == Shape::plain ? field.nested : nullptr;
+}
+
+}  // namespace
+
+// The same steps as ProtobufRecord::walk takes through reflection, over the bytes: a nested
+// message's fields are found by a scan of its bytes into path_layout_.
+std::optional<ProtobufWireRecord::Position> ProtobufWireRecord::walk(const FieldPath& path) const {
+  if (table_ == nullptr || path.steps.empty() || path.steps.front().index) return std::nullopt;
+  const int first = table_->find(std::string_view(path.steps.front().name));
+  if (first < 0) return std::nullopt;
+  Position at = position_of(*table_, bytes_, layout_, static_cast<std::size_t>(first));
+  for (std::size_t s = 1; s < path.steps.size(); ++s) {
+    const PathStep& step = path.steps[s];
+    if (at.what == Position::null) return std::nullopt;
+    const Field& field = at.table->fields[at.index];
+    if (at.what == Position::whole && field.map) {
+      if (step.index) return std::nullopt;
+      const Table& entry_table = *field.nested;
+      std::optional<Item> found;
+      pbwire::for_each_element(*at.table, at.bytes, at.index, [&](const Item& entry) {
+        // The last of a repeated key wins; a map's value is never null (an entry without one holds the default).
+        if (map_key_is(entry_table.fields[0], pbwire::last_value(entry_table, entry.bytes, 0), step.name)) {
+          found = pbwire::last_value(entry_table, entry.bytes, 1);
+        }
+      });
+      if (!found) return std::nullopt;
+      at = Position{&entry_table, 1, {}, *found, Position::element};
+    } else if (at.what == Position::whole) {
+      if (!step.index) return std::nullopt;
+      std::size_t left = *step.index;
+      std::optional<Item> found;
+      pbwire::for_each_element(*at.table, at.bytes, at.index, [&](const Item& item) {
+        if (!found && left-- == 0) found = item;
+      });
+      if (!found) return std::nullopt;
+      at.item = *found;
+      at.what = Position::element;
+    } else {
+      const Table* nested = plain_message(at);
+      if (nested == nullptr || step.index) return std::nullopt;
+      const int index = nested->find(std::string_view(step.name));
+      if (index < 0) return std::nullopt;
+      const std::string_view bytes = at.item.bytes;
+      pbwire::scan(*nested, bytes, path_layout_);
+      at = position_of(*nested, bytes, path_layout_, static_cast<std::size_t>(index));
+    }
+  }
+  return at;
+}
+
+FieldValue ProtobufWireRecord::value_at(const Position& at) const {
+  switch (at.what) {
+    case Position::null:
+      return std::monostate{};
+    case Position::whole:
+      return NestedValue{};
+    case Position::element:
+      break;
+  }
+  return element_value(at.table->fields[at.index], at.item);
+}
+
+void ProtobufWireRecord::append_text_of(const Position& at, std::string& out) const {
+  if (at.what == Position::null) return;
+  NestedWriter nested(*json_, scratch_, nested_);
+  if (at.what == Position::whole) {
+    json_->clear();
+    nested.field(*at.table, at.bytes, layout_, at.index, 0);  // (a layout only singular fields read)
+    out.append(json_->str());
+    return;
+  }
+  append_element_text(at.table->fields[at.index], at.item, nested, *json_, out);
+}
+
+std::optional<FieldValue> ProtobufWireRecord::at(const FieldPath& path) const {
+  if (path.is_top_level()) return field(path.steps.front().name);
+  const auto position = walk(path);
+  if (!position) return std::nullopt;
+  return value_at(*position);
+}
+
+bool ProtobufWireRecord::append_text_at(const FieldPath& path, std::string& out) const {
+  if (path.is_top_level()) {
+    if (table_ == nullptr) return false;
+    const int i = table_->find(std::string_view(path.steps.front().name));
+    if (i < 0) return false;
+    append_text(static_cast<std::size_t>(i), out);
+    return true;
+  }
+  const auto position = walk(path);
+  if (!position) return false;
+  append_text_of(*position, out);
+  return true;
+}
+
+bool ProtobufWireRecord::visit_members(const FieldPath& path, MemberVisitor& visit) const {
+  if (path.steps.empty()) return Record::visit_members(path, visit);
+  const auto position = walk(path);
+  if (!position) return false;
+  const auto member = [&](std::string_view name, const Position& at) {
+    visit.member(name, value_at(at), at.what == Position::null, [&](std::string& out) { append_text_of(at, out); });
+  };
+  if (const Table* nested = plain_message(*position)) {
+    // Its own layout: the members' text is written with nested_'s.
+    Layout& layout = path_layout_;
+    pbwire::scan(*nested, position->item.bytes, layout);
+    for (std::size_t i = 0; i < nested->fields.size(); ++i) {
+      member(nested->fields[i].name, position_of(*nested, position->item.bytes, layout, i));
+    }
+    return true;
+  }
+  const Field& field = position->table->fields[position->index];
+  if (position->what != Position::whole || !field.map) return false;
+  std::vector<MapEntry> entries;
+  sorted_map_entries(*position->table, position->bytes, position->index, entries);
+  std::string key;
+  for (const MapEntry& e : entries) {
+    member(map_key_text(field.nested->fields[0], e, key), Position{field.nested, 1, {}, e.value, Position::element});
+  }
+  return true;
 }
 
 std::optional<std::int64_t> ProtobufWireRecord::typed_time_ms(std::string_view name) const {

@@ -42,7 +42,26 @@ class ProtobufWireRecord final : public Record {
   void append_text(std::size_t i, std::string& out) const override;
   std::optional<std::int64_t> typed_time_ms(std::string_view name) const override;
 
+  // Nested access, as ProtobufRecord answers it (protobuf_record.h), read from the bytes.
+  std::optional<keyspec::FieldValue> at(const FieldPath& path) const override;
+  bool append_text_at(const FieldPath& path, std::string& out) const override;
+  bool visit_members(const FieldPath& path, MemberVisitor& visit) const override;
+
+  // A value in the message: field `index` of `table`'s message whose bytes are `bytes`: one value
+  // (`item`), the repeated field or map whole, or null (a field with presence that is unset).
+  // (Public for the helpers in the .cpp's anonymous namespace that make them.)
+  struct Position {
+    const pbwire::Table* table;
+    std::size_t index;
+    std::string_view bytes;
+    pbwire::Item item;
+    enum What { element, whole, null } what;
+  };
+
  private:
+  std::optional<Position> walk(const FieldPath& path) const;
+  keyspec::FieldValue value_at(const Position& at) const;
+  void append_text_of(const Position& at, std::string& out) const;
   const pbwire::Field& member(std::size_t i) const {
     if (i >= member_count()) [[unlikely]]
       no_member(i);
@@ -67,6 +86,9 @@ class ProtobufWireRecord final : public Record {
   // As ProtobufRecord's: nested values' text and nested bytes' base64, their buffers kept.
   mutable std::optional<CellTextFormatter> json_{std::in_place};
   mutable std::string scratch_;
+  // The layout of the nested message a walk steps through, or visit_members lists (kept, so
+  // that neither allocates once it has grown to the widest message).
+  mutable pbwire::Layout path_layout_;
 };
 
 }  // namespace hbingest::event_formats

@@ -5,7 +5,8 @@
 // Properties: nothing crashes, hangs or allocates beyond the message (ASan's limits, -rss_limit_mb);
 // a rejected payload is invalid_avro with the schema id in its message; an accepted one gives
 // every member's name, value and cell text, field(name) agrees with member_value, a null member
-// has no text, and a typed time is the member's integer value.
+// has no text, and a typed time is the member's integer value. Nested paths into it answer
+// consistently (path_walk.h): through records, arrays, maps, unions, 31 levels of the deep records.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,9 +15,11 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "hbingest/connectors/schema_registry.h"
 #include "hbingest/event_formats/format_factory.h"
+#include "path_walk.h"
 
 namespace {
 
@@ -132,6 +135,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     record.append_text(i, text);
     if (record.member_is_null(i)) check(text.empty());
     if (const auto time = record.typed_time_ms(name)) check(same(value, hbingest::keyspec::FieldValue{*time}));
+  }
+  static const std::vector<hbingest::event_formats::FieldPath> paths = [] {
+    std::vector<hbingest::event_formats::FieldPath> out;
+    std::string deep = "f";
+    for (int i = 1; i < 31; ++i) deep += ".f";
+    for (const std::string& path :
+         {std::string("address.geo[0]"), std::string("address.zip"), std::string("items[1].cost"),
+          std::string("items[0].seen"), std::string("items[4611686018427387904]"), std::string("tags.k"),
+          std::string("choice"), std::string("note.x"), std::string("head.next.next.value"),
+          std::string("head.next.next.next.next.next.next.next"), deep, deep + ".g", std::string("nested[0][0]"),
+          std::string("empties.a"), std::string("nulls[3]")}) {
+      out.push_back(hbingest::event_formats::parse_field_path(path));
+    }
+    return out;
+  }();
+  for (const auto& path : paths) hbingest::fuzz::walk_path(record, path);
+  for (std::size_t i = 0; i < record.member_count(); ++i) {
+    hbingest::fuzz::walk_path(record, hbingest::event_formats::parse_field_path(record.member_name(i)));
   }
   return 0;
 }

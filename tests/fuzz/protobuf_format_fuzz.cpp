@@ -7,7 +7,8 @@
 // member's text is empty; field(name) is member_value of that name. And the format's reading of
 // the wire bytes in place (protobuf_wire.h) agrees with its reference, libprotobuf's dynamic message
 // read through reflection, on every input: the same refusal (reason and message) or the same
-// members, values, text and typed times.
+// members, values, text, typed times and answers to nested paths (messages, repeated fields, maps
+// by key, oneofs, Timestamps and wrappers as values), each consistent with itself (path_walk.h).
 // Hostile schemas too: an input beginning with 'T' (which as message indexes would be a negative
 // count, refused) is .proto text, then a 0 byte, then a payload of its first message; one beginning
 // with 'S' is a 2-byte big-endian length, that many bytes of a serialized FileDescriptorProto
@@ -28,6 +29,7 @@
 #include "fake_schema_registry.h"
 #include "formats.h"
 #include "hbingest/event_formats/format_factory.h"
+#include "path_walk.h"
 
 namespace {
 
@@ -161,6 +163,47 @@ std::vector<Member> members(const InputFormat& format) {
     if (m.null) check(m.text.empty());
     const auto by_name = record.field(m.name);
     check(by_name.has_value() && *by_name == value);
+    out.push_back(std::move(m));
+  }
+  // Nested paths, as members too (both readings must agree), each walked a prefix at a time.
+  static const std::vector<hbingest::event_formats::FieldPath> paths = [] {
+    std::vector<hbingest::event_formats::FieldPath> out;
+    for (const char* path : {"item.sku",
+                             "item.kind",
+                             "items[0].qty",
+                             "items[1].code",
+                             "items[4611686018427387904]",
+                             "packed[2]",
+                             "tags[0]",
+                             "by_sku.a.price",
+                             "by_id.1",
+                             "by_id.-1",
+                             "by_flag.true",
+                             "by_flag.false",
+                             "gift.sku",
+                             "card",
+                             "sv",
+                             "iv.value",
+                             "times[0]",
+                             "ts.seconds",
+                             "tree.child.child.name",
+                             "tree.kids[1].named.a.kids[0].name",
+                             "tree.named.x.child",
+                             "old.next.n",
+                             "old.Part[0]",
+                             "note.x"}) {
+      out.push_back(hbingest::event_formats::parse_field_path(path));
+    }
+    return out;
+  }();
+  for (const auto& path : paths) {
+    hbingest::fuzz::walk_path(record, path);
+    Member m{"path " + path.text, "absent", {}, false};
+    if (const auto value = record.at(path)) {
+      m.value = value_text(*value);
+      m.null = std::holds_alternative<std::monostate>(*value);
+    }
+    check(record.append_text_at(path, m.text) == (m.value != "absent"));
     out.push_back(std::move(m));
   }
   // The typed times, as members too, so that both readings must agree on them.

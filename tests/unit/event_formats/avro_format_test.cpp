@@ -16,6 +16,7 @@
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/event_formats/json_event.h"
+#include "path_probe.h"
 
 namespace hbingest::event_formats {
 namespace {
@@ -278,6 +279,41 @@ TEST(AvroFormat, EveryTypeReadsAsItsJsonTwin) {
   EXPECT_FALSE(avro.typed_time_ms("day"));
   ASSERT_FALSE(format->parse(message));
   EXPECT_EQ(registry.calls(), 1) << "a schema is fetched and parsed once";
+}
+
+// Every path into the record (nested records, arrays of records, maps, unions, nulls inside, and
+// the steps that find nothing) answers as in the JSON twin, but nested bytes: as at the top level,
+// a value and a cell hold them as they are (the twin has their ISO-8859-1 text).
+TEST(AvroFormat, EveryPathReadsAsInItsJsonTwin) {
+  FakeSchemaRegistry registry;
+  registry.add(avro_schema(1, kOrderSchema));
+  const auto format = make_input_format(config::EventFormat::avro, &registry);
+  ASSERT_FALSE(format->parse(order_message()));
+  JsonEvent json;
+  ASSERT_FALSE(json.parse(kOrderJson));
+  const auto twin = path_probe::probe_paths(json);
+  const auto avro = path_probe::probe_paths(format->record());
+  ASSERT_GT(twin.size(), 150u);
+  EXPECT_EQ(path_probe::probe_differences(avro, twin, {"items[0].raw"}), "");
+  const Record& record = format->record();
+  EXPECT_EQ(record.at(parse_field_path("items[0].raw")), keyspec::FieldValue{std::string_view("\x01\xe9"
+                                                                                              "A",
+                                                                                              3)});
+  EXPECT_EQ(record.at(parse_field_path("items[1].cost")), keyspec::FieldValue{std::string_view("0.000")})
+      << "a nested decimal: its text";
+  EXPECT_EQ(record.at(parse_field_path("items[0].seen")), keyspec::FieldValue{std::int64_t{1700000000123}})
+      << "a nested timestamp-micros: ms";
+  EXPECT_EQ(record.at(parse_field_path("items[1].pick")), keyspec::FieldValue{std::monostate{}});
+  EXPECT_EQ(record.at(parse_field_path("address.geo[1]")), keyspec::FieldValue{8.5});
+  EXPECT_EQ(record.at(parse_field_path("attrs.b")), keyspec::FieldValue{std::monostate{}}) << "null inside a map";
+  EXPECT_EQ(record.at(parse_field_path("attrs.b.x")), std::nullopt);
+  std::string text;
+  ASSERT_TRUE(record.append_text_at(parse_field_path(R"(tags.q"uote)"), text));
+  EXPECT_EQ(text, "x\ny");
+  // A decimal's value views text that stays until the next message, however many are read.
+  const auto first = record.at(parse_field_path("items[0].cost"));
+  for (int i = 0; i < 100; ++i) record.at(parse_field_path("items[1].cost"));
+  EXPECT_EQ(first, keyspec::FieldValue{std::string_view("1.250")});
 }
 
 TEST(AvroFormat, DecimalsAndMicrosecondsAtTheirEdges) {

@@ -23,10 +23,12 @@
 
 #include "default_cells.h"
 #include "fake_schema_registry.h"
+#include "formats.h"
 #include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/event_formats/json_event.h"
 #include "heap_in_use.h"
+#include "path_probe.h"
 
 namespace hbingest::event_formats {
 namespace {
@@ -295,6 +297,33 @@ TEST_F(ProtobufFormatTest, EveryTypeReadsAndRendersAsItsJsonTwin) {
   EXPECT_EQ(record.field("small"), FieldValue(std::int64_t{4000000000}));
   EXPECT_EQ(record.field("first"), FieldValue(keyspec::NestedValue{}));
   EXPECT_EQ(record.field("note"), FieldValue(std::monostate{})) << "unset with presence: null";
+}
+
+// Every path into the record answers as in the JSON twin, in both readings (in place and through
+// libprotobuf), but nested bytes: as at the top level, a value and a cell hold them as they are
+// (the twin has their base64).
+TEST_F(ProtobufFormatTest, EveryPathReadsAsInItsJsonTwin) {
+  const auto order = make_order(producer_);
+  JsonEvent json;
+  ASSERT_FALSE(json.parse(kOrderJson));
+  const auto twin = path_probe::probe_paths(json);
+  ASSERT_GT(twin.size(), 150u);
+  for (const auto reading : {ProtobufReading::in_place, ProtobufReading::through_libprotobuf}) {
+    SCOPED_TRACE(reading == ProtobufReading::in_place ? "in place" : "through libprotobuf");
+    const auto format = make_protobuf_format(registry_, {}, reading);
+    ASSERT_FALSE(format->parse(framed(1, {0}, order->SerializeAsString())));
+    const Record& record = format->record();
+    EXPECT_EQ(path_probe::probe_differences(path_probe::probe_paths(record), twin, {"first.code"}), "");
+    EXPECT_EQ(record.at(parse_field_path("first.code")), FieldValue(std::string_view("\x01\x02\xff")));
+    EXPECT_EQ(record.at(parse_field_path("times[1]")), FieldValue(std::int64_t{-1})) << "a Timestamp: epoch ms";
+    EXPECT_EQ(record.at(parse_field_path("times[1].seconds")), std::nullopt) << "a Timestamp is a value";
+    EXPECT_EQ(record.at(parse_field_path("coupon")), FieldValue(std::string_view("SPRING")));
+    EXPECT_EQ(record.at(parse_field_path("coupon.value")), std::nullopt) << "a wrapper is a value";
+    EXPECT_EQ(record.at(parse_field_path("by_id.10")), FieldValue(std::string_view("ten"))) << "an int key as text";
+    EXPECT_EQ(record.at(parse_field_path("by_id.010")), std::nullopt);
+    EXPECT_EQ(record.at(parse_field_path("voucher")), FieldValue(std::monostate{})) << "the oneof's other member";
+    EXPECT_EQ(record.at(parse_field_path("points.value")), std::nullopt) << "into an unset message";
+  }
 }
 
 TEST_F(ProtobufFormatTest, TopLevelBytesAreTheBytesAndUnknownEnumNumbersTheNumber) {

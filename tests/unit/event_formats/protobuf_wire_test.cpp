@@ -5,13 +5,15 @@
 // singular fields given twice, packed and unpacked repeated fields mixed, map entries missing their
 // key or value or given twice, strings that are not UTF-8, closed enums' unknown numbers, groups,
 // truncated and trailing bytes), go through both: the same refusal (reason and message), or the
-// same members (names, values, text, nulls) and typed times.
+// same members (names, values, text, nulls), typed times and answers to every path into them
+// (path_probe.h: nested messages, repeated elements, map values by key, absent steps).
 #include <google/protobuf/compiler/parser.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -22,6 +24,7 @@
 
 #include "fake_schema_registry.h"
 #include "formats.h"
+#include "path_probe.h"
 #include "protobuf_wire_record.h"
 #include "protobuf_wire_table.h"
 
@@ -306,7 +309,7 @@ std::string value_text(const keyspec::FieldValue& value) {
   return out;
 }
 
-// Every member of a record, and its typed times, as one text.
+// Every member of a record, its typed times, and what every path into it answers, as one text.
 std::string record_text(const Record& record) {
   std::string out;
   for (std::size_t i = 0; i < record.member_count(); ++i) {
@@ -318,7 +321,7 @@ std::string record_text(const Record& record) {
     out += ms ? " time=" + std::to_string(*ms) : "";
     out += "\n";
   }
-  return out;
+  return out + path_probe::probe_text(path_probe::probe_paths(record, {.depth = 3, .elements = 2, .max_paths = 2000}));
 }
 
 class ProtobufWireTest : public ::testing::Test {
@@ -349,13 +352,16 @@ class ProtobufWireTest : public ::testing::Test {
         continue;
       }
       if (fast_failure || reference_failure) continue;
-      EXPECT_EQ(record_text(fast_->record()), record_text(reference_->record()));
+      const std::string text = record_text(fast_->record());
+      EXPECT_EQ(text, record_text(reference_->record()));
+      paths_ += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
       if (dynamic_cast<const ProtobufWireRecord*>(&fast_->record()) != nullptr) ++in_place;
       if (HasFailure()) return in_place;  // one message's differences are enough to read
     }
     return in_place;
   }
 
+  std::size_t paths_ = 0;  // lines compared: members and paths
   std::unique_ptr<pb::DescriptorPool> pool_;
   pbwire::WireTables tables_;
   FakeSchemaRegistry registry_;
@@ -368,6 +374,7 @@ TEST_F(ProtobufWireTest, GeneratedProto3MessagesReadTheSameInPlaceAndThroughLibp
   const int in_place = run(1, std::string(1, '\0'), "wire.Event", count, 23);
   // Most are read in place (the rest are invalid, or have a form the check leaves to libprotobuf).
   EXPECT_GT(in_place, count / 4);
+  EXPECT_GT(paths_, static_cast<std::size_t>(count) * 40) << "paths into nested messages, repeated fields and maps";
 }
 
 TEST_F(ProtobufWireTest, GeneratedNestedMessagesReadTheSame) {

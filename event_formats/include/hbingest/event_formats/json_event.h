@@ -48,6 +48,13 @@ class JsonEvent final : public Record {
   // null, objects and arrays as minified JSON. The daemon's cells hold this text.
   void append_text(std::size_t i, std::string& out) const override;
 
+  // Nested access: members of objects by name (the last of a repeated name), elements of arrays
+  // by index; a value's text as append_text writes a member's. visit_members: every member of the
+  // object at `path`, a repeated name as often as it is given.
+  std::optional<keyspec::FieldValue> at(const FieldPath& path) const override;
+  bool append_text_at(const FieldPath& path, std::string& out) const override;
+  bool visit_members(const FieldPath& path, MemberVisitor& visit) const override;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
