@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     if (admin.table_exists("default", table)) admin.delete_table("default", table);
     connectors::TableSpec table_spec;
     table_spec.table = table;
-    table_spec.family.ttl = std::chrono::hours(24);  // outlive the benchmark
+    table_spec.families[0].ttl = std::chrono::hours(24);  // outlive the benchmark
     table_spec.split_keys = spec->split_keys();
     admin.ensure_table(table_spec);
     const double rate = load(thrift2, table, *spec, rows, window_start, window_ms);

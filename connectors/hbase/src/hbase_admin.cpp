@@ -1,6 +1,9 @@
 #include "hbingest/connectors/hbase_admin.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
+#include <stdexcept>
 
 #include "thrift2_connection.h"
 #include "thrift2_conversions.h"
@@ -74,15 +77,20 @@ bool HBaseAdmin::is_table_enabled(const std::string& ns, const std::string& tabl
                                 [&](auto& client) { return client.isTableEnabled(table_name(ns, table)); });
 }
 
-TableStatus HBaseAdmin::table_status(const TableName& table, const std::string& family) {
+TableState HBaseAdmin::table_status(const TableName& table, const std::vector<std::string>& families) {
   // A table dropped between two of these calls makes the later one throw (TableNotFoundException):
   // the caller keeps its last verdict and asks again.
-  if (!table_exists(table.ns, table.table)) return TableStatus::missing;
-  if (!is_table_enabled(table.ns, table.table)) return TableStatus::disabled;
-  for (const auto& description : describe_families(table.ns, table.table)) {
-    if (description.name == family) return TableStatus::writable;
+  if (!table_exists(table.ns, table.table)) return {TableStatus::missing, {}};
+  if (!is_table_enabled(table.ns, table.table)) return {TableStatus::disabled, {}};
+  const auto described = describe_families(table.ns, table.table);
+  TableState state;
+  for (const auto& family : families) {
+    const bool found = std::any_of(described.begin(), described.end(),
+                                   [&](const FamilyDescription& description) { return description.name == family; });
+    if (!found) state.missing_families.push_back(family);
   }
-  return TableStatus::family_missing;
+  if (!state.missing_families.empty()) state.status = TableStatus::family_missing;
+  return state;
 }
 
 std::vector<FamilyDescription> HBaseAdmin::describe_families(const std::string& ns, const std::string& table) {
@@ -102,6 +110,17 @@ std::vector<FamilyDescription> HBaseAdmin::describe_families(const std::string& 
 }
 
 EnsureResult HBaseAdmin::ensure_table(const TableSpec& spec) {
+  // Refused before anything is created: HBase would refuse a table without families itself, but
+  // only after the namespace was made, and a family named twice silently once.
+  if (spec.families.empty()) throw std::invalid_argument("table " + spec.ns + ":" + spec.table + " has no family");
+  std::set<std::string> names;
+  for (const auto& family : spec.families) {
+    if (!names.insert(family.name).second) {
+      throw std::invalid_argument("table " + spec.ns + ":" + spec.table + " names family '" + family.name + "' twice");
+    }
+    (void)bloom_type(family.bloom_filter);  // unknown names throw here, not after the namespace exists
+    (void)compression_type(family.compression);
+  }
   if (spec.ns != "default") {
     bool namespace_exists = true;
     try {
@@ -121,40 +140,44 @@ EnsureResult HBaseAdmin::ensure_table(const TableSpec& spec) {
 
   if (table_exists(spec.ns, spec.table)) {
     EnsureResult result{EnsureOutcome::already_matches, {}};
-    const auto families = describe_families(spec.ns, spec.table);
-    const FamilyDescription* found = nullptr;
-    for (const auto& family : families) {
-      if (family.name == spec.family.name) found = &family;
-    }
+    const auto described = describe_families(spec.ns, spec.table);
     const std::string where = spec.ns + ":" + spec.table;
-    if (found == nullptr) {
-      result.differences.push_back(where + " has no column family '" + spec.family.name + "'");
-    } else {
-      const std::int64_t want_ttl = spec.family.ttl.count();
+    for (const auto& want : spec.families) {
+      const auto found = std::find_if(described.begin(), described.end(),
+                                      [&](const FamilyDescription& family) { return family.name == want.name; });
+      if (found == described.end()) {
+        result.differences.push_back(where + " has no column family '" + want.name + "'");
+        continue;
+      }
+      const std::int64_t want_ttl = want.ttl.count();
       if (found->ttl_seconds.value_or(kForeverSeconds) != want_ttl) {
-        result.differences.push_back(where + " family '" + spec.family.name + "' TTL is " +
+        result.differences.push_back(where + " family '" + want.name + "' TTL is " +
                                      (found->ttl_seconds ? std::to_string(*found->ttl_seconds) + " s" : "FOREVER") +
                                      ", config wants " + std::to_string(want_ttl) + " s");
       }
-      if (found->max_versions && *found->max_versions != spec.family.max_versions) {
-        result.differences.push_back(where + " family '" + spec.family.name + "' VERSIONS is " +
+      if (found->max_versions && *found->max_versions != want.max_versions) {
+        result.differences.push_back(where + " family '" + want.name + "' VERSIONS is " +
                                      std::to_string(*found->max_versions) + ", config wants " +
-                                     std::to_string(spec.family.max_versions));
+                                     std::to_string(want.max_versions));
       }
     }
     if (!result.differences.empty()) result.outcome = EnsureOutcome::differs;
     return result;
   }
 
-  gen::TColumnFamilyDescriptor family;
-  family.name = spec.family.name;
-  family.__set_timeToLive(static_cast<std::int32_t>(spec.family.ttl.count()));
-  family.__set_maxVersions(spec.family.max_versions);
-  family.__set_bloomnFilterType(bloom_type(spec.family.bloom_filter));
-  family.__set_compressionType(compression_type(spec.family.compression));
+  std::vector<gen::TColumnFamilyDescriptor> families;
+  for (const auto& spec_family : spec.families) {
+    gen::TColumnFamilyDescriptor family;
+    family.name = spec_family.name;
+    family.__set_timeToLive(static_cast<std::int32_t>(spec_family.ttl.count()));
+    family.__set_maxVersions(spec_family.max_versions);
+    family.__set_bloomnFilterType(bloom_type(spec_family.bloom_filter));
+    family.__set_compressionType(compression_type(spec_family.compression));
+    families.push_back(std::move(family));
+  }
   gen::TTableDescriptor descriptor;
   descriptor.tableName = table_name(spec.ns, spec.table);
-  descriptor.__set_columns({family});
+  descriptor.__set_columns(std::move(families));
   impl_->connection.call("createTable", [&](auto& client) { client.createTable(descriptor, spec.split_keys); });
   return {EnsureOutcome::created, {}};
 }

@@ -33,10 +33,11 @@ bool is_retriable(const GatewayFailure& failure) {
       // size too large"), which no retry changes; the sink then isolates the row by halving the
       // batch, so only that row is dead-lettered. Thrift reports such handler exceptions as
       // INTERNAL_ERROR (HBase 2.6.1, a 40000-byte row key: "Internal error processing
-      // putMultiple"; older servers: UNKNOWN). Known limit: a handler RuntimeException that is not
-      // about the data (HBase's connection cache failing inside the gateway) looks the same.
-      // Every other type (unknown method, bad sequence id, missing result, protocol error) is the
-      // RPC going wrong, not the row: reconnect and retry.
+      // putMultiple"; older servers: UNKNOWN). Deletes go the same way (deleteMultiple with a
+      // 40000-byte row key: INTERNAL_ERROR, tests/integration/hbase/hbase_deletes_test.cpp). Known limit: a handler
+      // RuntimeException that is not about the data (HBase's connection cache failing inside the gateway) looks the
+      // same. Every other type (unknown method, bad sequence id, missing result, protocol error) is the RPC going
+      // wrong, not the row: reconnect and retry.
       return failure.application_error_type != kApplicationInternalError &&
              failure.application_error_type != kApplicationUnknown;
   }

@@ -83,7 +83,23 @@ constexpr std::size_t kListBytes = 5;   // element type byte, i32 size
 constexpr std::size_t kMapBytes = 6;    // key and value type bytes, i32 size
 constexpr std::size_t string_bytes(std::size_t n) { return 4 + n; }
 constexpr std::string_view kMethod = "putMultiple";
+constexpr std::string_view kDeleteMethod = "deleteMultiple";
 constexpr std::string_view kTtlKey = "_ttl";
+// Every TDelete says DELETE_COLUMNS, the IDL's default that the generated client always writes: for
+// a column, every version with a timestamp <= the column's (Delete.addColumns); a TDelete without
+// columns is a whole-row Delete(row, timestamp), which does not read the type (HBase's
+// ThriftUtilities.deleteFromThrift).
+constexpr std::int32_t kDeleteColumns = gen::TDeleteType::DELETE_COLUMNS;
+
+// The parts of the batch a call carries: mutations of the wrong kind are the caller's bug.
+void require_put(const RowMutation& row) {
+  if (row.kind != MutationKind::put) throw std::logic_error("thrift2 encoder: a delete_row in a putMultiple");
+}
+void require_delete(const RowMutation& row) {
+  if (row.kind == MutationKind::put && row.deleted_columns.empty()) {
+    throw std::logic_error("thrift2 encoder: a put without deleted columns in a deleteMultiple");
+  }
+}
 
 }  // namespace
 
@@ -92,6 +108,8 @@ class Thrift2PutEncoder::Writer {
   virtual ~Writer() = default;
   virtual std::span<const std::uint8_t> encode(const std::string& table, std::span<const RowMutation> rows,
                                                Durability durability) = 0;
+  virtual std::span<const std::uint8_t> encode_deletes(const std::string& table, std::span<const RowMutation> rows,
+                                                       Durability durability) = 0;
 };
 
 // The binary protocol (HBase's default, and ours): the message as TBinaryProtocol writes it (strict,
@@ -108,31 +126,97 @@ class Thrift2PutEncoder::BinaryWriter final : public Thrift2PutEncoder::Writer {
   std::span<const std::uint8_t> encode(const std::string& table, std::span<const RowMutation> rows,
                                        Durability durability) override {
     // THBaseServiceClient::send_putMultiple: the message, then THBaseService_putMultiple_pargs.
-    std::size_t size = 4 + string_bytes(kMethod.size()) + 4;           // version|type, name, seqid
-    size += kFieldBytes + string_bytes(table.size());                  // table
-    size += kFieldBytes + kListBytes;                                  // tputs
-    for (const auto& row : rows) size += tput_bytes(row, durability);  // each TPut
-    size += 1;                                                         // the arguments' T_STOP
+    std::size_t size = 4 + string_bytes(kMethod.size()) + 4;  // version|type, name, seqid
+    size += kFieldBytes + string_bytes(table.size());         // table
+    size += kFieldBytes + kListBytes;                         // tputs
+    for (const auto& row : rows) {                            // each TPut
+      require_put(row);
+      size += tput_bytes(row, durability);
+    }
+    size += 1;  // the arguments' T_STOP
+    std::uint8_t* at = begin_call(kMethod, table, rows.size(), size);
+    for (const auto& row : rows) at = put_tput(at, row, durability);
+    return end_call(at, size);
+  }
+
+  // THBaseServiceClient::send_deleteMultiple: the message, then THBaseService_deleteMultiple_pargs.
+  std::span<const std::uint8_t> encode_deletes(const std::string& table, std::span<const RowMutation> rows,
+                                               Durability durability) override {
+    std::size_t size = 4 + string_bytes(kDeleteMethod.size()) + 4;  // version|type, name, seqid
+    size += kFieldBytes + string_bytes(table.size());               // table
+    size += kFieldBytes + kListBytes;                               // tdeletes
+    for (const auto& row : rows) {                                  // each TDelete
+      require_delete(row);
+      size += tdelete_bytes(row, durability);
+    }
+    size += 1;  // the arguments' T_STOP
+    std::uint8_t* at = begin_call(kDeleteMethod, table, rows.size(), size);
+    for (const auto& row : rows) at = put_tdelete(at, row, durability);
+    return end_call(at, size);
+  }
+
+ private:
+  // Makes room for a call of `size` bytes and writes its start: the message header, the table and
+  // the list header of `elements` structs (both methods' arguments are fields 1 and 2 so).
+  std::uint8_t* begin_call(std::string_view method, const std::string& table, std::size_t elements, std::size_t size) {
     if (buffer_.size() > kKeptBufferBytes) buffer_ = {};
     if (buffer_.size() < size) buffer_.resize(size);
-
     std::uint8_t* at = buffer_.data();
     at = put_big_endian(at, static_cast<std::int32_t>(apache::thrift::protocol::TBinaryProtocol::VERSION_1) | T_CALL);
-    at = put_string(at, kMethod);
+    at = put_string(at, method);
     at = put_big_endian(at, std::int32_t{0});  // seqid
     at = put_string(put_field(at, T_STRING, 1), table);
     at = put_byte(put_field(at, T_LIST, 2), T_STRUCT);
-    at = put_big_endian(at, static_cast<std::int32_t>(rows.size()));
-    for (const auto& row : rows) at = put_tput(at, row, durability);
+    return put_big_endian(at, static_cast<std::int32_t>(elements));
+  }
+
+  std::span<const std::uint8_t> end_call(std::uint8_t* at, std::size_t size) {
     at = put_byte(at, T_STOP);
-    if (at != buffer_.data() + size) {  // a size above that does not match the writes below
-      throw std::logic_error("thrift2 put encoder: sized the call as " + std::to_string(size) + " bytes, wrote " +
+    if (at != buffer_.data() + size) {  // a size computed that does not match the writes
+      throw std::logic_error("thrift2 encoder: sized the call as " + std::to_string(size) + " bytes, wrote " +
                              std::to_string(at - buffer_.data()));
     }
     return {buffer_.data(), size};
   }
 
- private:
+  // The bytes put_tdelete writes for `row`.
+  static std::size_t tdelete_bytes(const RowMutation& row, Durability durability) {
+    std::size_t size = kFieldBytes + string_bytes(row.row.size());  // row
+    if (row.kind == MutationKind::put) {                            // columns
+      size += kFieldBytes + kListBytes;
+      for (const auto& column : row.deleted_columns) {  // family, qualifier, timestamp, T_STOP
+        size += 3 * kFieldBytes + string_bytes(column.family.size()) + string_bytes(column.qualifier.size()) + 8 + 1;
+      }
+    }
+    size += kFieldBytes + 8;  // timestamp
+    size += kFieldBytes + 4;  // deleteType
+    if (durability != Durability::use_default) size += kFieldBytes + 4;
+    return size + 1;  // T_STOP
+  }
+
+  // TDelete::write: row, columns (each with the row's timestamp: the one HBase reads for a
+  // column), timestamp (the one it reads for a whole row), deleteType, durability (unless the
+  // default). No attributes: a TTL means nothing to a delete.
+  static std::uint8_t* put_tdelete(std::uint8_t* at, const RowMutation& row, Durability durability) {
+    at = put_string(put_field(at, T_STRING, 1), row.row);
+    if (row.kind == MutationKind::put) {
+      at = put_byte(put_field(at, T_LIST, 2), T_STRUCT);
+      at = put_big_endian(at, static_cast<std::int32_t>(row.deleted_columns.size()));
+      for (const auto& column : row.deleted_columns) {  // TColumn::write: family, qualifier, timestamp
+        at = put_string(put_field(at, T_STRING, 1), column.family);
+        at = put_string(put_field(at, T_STRING, 2), column.qualifier);
+        at = put_big_endian(put_field(at, T_I64, 3), row.timestamp_ms);
+        at = put_byte(at, T_STOP);
+      }
+    }
+    at = put_big_endian(put_field(at, T_I64, 3), row.timestamp_ms);
+    at = put_big_endian(put_field(at, T_I32, 4), kDeleteColumns);
+    if (durability != Durability::use_default) {
+      at = put_big_endian(put_field(at, T_I32, 7), static_cast<std::int32_t>(durability));
+    }
+    return put_byte(at, T_STOP);
+  }
+
   // The bytes put_tput writes for `row`.
   static std::size_t tput_bytes(const RowMutation& row, Durability durability) {
     std::size_t size = kFieldBytes + string_bytes(row.row.size());  // row
@@ -197,7 +281,35 @@ class Thrift2PutEncoder::ProtocolWriter final : public Thrift2PutEncoder::Writer
     protocol_.writeFieldEnd();
     protocol_.writeFieldBegin("tputs", T_LIST, 2);
     protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(rows.size()));
-    for (const auto& row : rows) write_put(row, durability);
+    for (const auto& row : rows) {
+      require_put(row);
+      write_put(row, durability);
+    }
+    return end_call();
+  }
+
+  std::span<const std::uint8_t> encode_deletes(const std::string& table, std::span<const RowMutation> rows,
+                                               Durability durability) override {
+    if (buffer_->getBufferSize() > kKeptBufferBytes) buffer_->resetBuffer(kInitialBufferBytes);
+    buffer_->resetBuffer();
+    // THBaseServiceClient::send_deleteMultiple: the message, then THBaseService_deleteMultiple_pargs.
+    protocol_.writeMessageBegin("deleteMultiple", T_CALL, 0);
+    protocol_.writeStructBegin("THBaseService_deleteMultiple_pargs");
+    protocol_.writeFieldBegin("table", T_STRING, 1);
+    protocol_.writeBinary(table);
+    protocol_.writeFieldEnd();
+    protocol_.writeFieldBegin("tdeletes", T_LIST, 2);
+    protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(rows.size()));
+    for (const auto& row : rows) {
+      require_delete(row);
+      write_delete(row, durability);
+    }
+    return end_call();
+  }
+
+ private:
+  // Closes the list opened by the caller, the arguments and the message.
+  std::span<const std::uint8_t> end_call() {
     protocol_.writeListEnd();
     protocol_.writeFieldEnd();
     protocol_.writeFieldStop();
@@ -209,7 +321,47 @@ class Thrift2PutEncoder::ProtocolWriter final : public Thrift2PutEncoder::Writer
     return {data, size};
   }
 
- private:
+  // TDelete::write, as BinaryWriter::put_tdelete.
+  void write_delete(const RowMutation& row, Durability durability) {
+    protocol_.writeStructBegin("TDelete");
+    protocol_.writeFieldBegin("row", T_STRING, 1);
+    protocol_.writeBinary(row.row);
+    protocol_.writeFieldEnd();
+    if (row.kind == MutationKind::put) {
+      protocol_.writeFieldBegin("columns", T_LIST, 2);
+      protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(row.deleted_columns.size()));
+      for (const auto& column : row.deleted_columns) {
+        protocol_.writeStructBegin("TColumn");
+        protocol_.writeFieldBegin("family", T_STRING, 1);
+        protocol_.writeBinary(column.family);
+        protocol_.writeFieldEnd();
+        protocol_.writeFieldBegin("qualifier", T_STRING, 2);
+        protocol_.writeBinary(column.qualifier);
+        protocol_.writeFieldEnd();
+        protocol_.writeFieldBegin("timestamp", T_I64, 3);
+        protocol_.writeI64(row.timestamp_ms);
+        protocol_.writeFieldEnd();
+        protocol_.writeFieldStop();
+        protocol_.writeStructEnd();
+      }
+      protocol_.writeListEnd();
+      protocol_.writeFieldEnd();
+    }
+    protocol_.writeFieldBegin("timestamp", T_I64, 3);
+    protocol_.writeI64(row.timestamp_ms);
+    protocol_.writeFieldEnd();
+    protocol_.writeFieldBegin("deleteType", T_I32, 4);
+    protocol_.writeI32(kDeleteColumns);
+    protocol_.writeFieldEnd();
+    if (durability != Durability::use_default) {
+      protocol_.writeFieldBegin("durability", T_I32, 7);
+      protocol_.writeI32(static_cast<std::int32_t>(durability));
+      protocol_.writeFieldEnd();
+    }
+    protocol_.writeFieldStop();
+    protocol_.writeStructEnd();
+  }
+
   // TPut::write: row, columnValues, timestamp (always set), attributes (the TTL, when given),
   // durability (unless the default).
   void write_put(const RowMutation& row, Durability durability) {
@@ -279,6 +431,12 @@ Thrift2PutEncoder::~Thrift2PutEncoder() = default;
 std::span<const std::uint8_t> Thrift2PutEncoder::encode(const std::string& table, std::span<const RowMutation> rows,
                                                         Durability durability) {
   return writer_->encode(table, rows, durability);
+}
+
+std::span<const std::uint8_t> Thrift2PutEncoder::encode_deletes(const std::string& table,
+                                                                std::span<const RowMutation> rows,
+                                                                Durability durability) {
+  return writer_->encode_deletes(table, rows, durability);
 }
 
 }  // namespace hbingest::connectors

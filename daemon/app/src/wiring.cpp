@@ -117,8 +117,8 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   return options;
 }
 
-std::vector<ingest::RouteTable> route_tables(const routing::RouteSet& routes) {
-  std::vector<ingest::RouteTable> tables;
+std::vector<ingest::TablePlan> route_tables(const routing::RouteSet& routes) {
+  std::vector<ingest::TablePlan> tables;
   for (const auto& route : routes.all()) {
     const auto names = route->table.enumerate(route->max_tables);
     if (!names) continue;
@@ -140,13 +140,15 @@ ingest::MetricLabels metric_labels(const config::Config& config) {
 }
 
 ingest::TableSettings table_settings(const config::Config& config) {
-  return ingest::TableSettings{config.decode.family, std::chrono::duration_cast<std::chrono::seconds>(config.table.ttl),
-                               config.table.bloom_filter, config.table.compression};
+  return ingest::TableSettings{{config.decode.family},
+                               std::chrono::duration_cast<std::chrono::seconds>(config.table.ttl),
+                               config.table.bloom_filter,
+                               config.table.compression};
 }
 
 ingest::TableWatchOptions table_watch_options(const config::Config& config) {
   ingest::TableWatchOptions options;
-  options.family = config.decode.family;
+  options.families = {config.decode.family};
   options.interval = config.table.check_interval;
   // Recheck and min_gap keep their defaults: bounded by the admin calls' cost, not by taste.
   options.recheck = std::min(options.recheck, options.interval);

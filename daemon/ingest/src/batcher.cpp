@@ -9,11 +9,17 @@ constexpr std::size_t kReservedRows = 1000;
 }  // namespace
 
 std::size_t Batcher::row_bytes(const connectors::RowMutation& row) {
-  // What the RPC carries per cell: row key, family, qualifier, value, timestamp.
+  // What the RPC carries per cell: row key, family, qualifier, value, timestamp; per deleted
+  // column the same without a value; a whole-row delete its key and timestamp. A batch of deletes
+  // then closes on max_bytes as a batch of puts does, instead of only on max_rows.
   std::size_t bytes = 0;
   for (const auto& cell : row.cells) {
     bytes += row.row.size() + cell.family.size() + cell.qualifier.size() + cell.value.size() + 8;
   }
+  for (const auto& column : row.deleted_columns) {
+    bytes += row.row.size() + column.family.size() + column.qualifier.size() + 8;
+  }
+  if (row.kind == connectors::MutationKind::delete_row) bytes += row.row.size() + 8;
   return bytes;
 }
 

@@ -30,6 +30,9 @@ std::size_t held_bytes(const connectors::RowMutation& row) {
   for (const auto& cell : row.cells) {
     bytes += heap_bytes(cell.family) + heap_bytes(cell.qualifier) + heap_bytes(cell.value);
   }
+  // A put's deleted columns (`null_fields: delete_cell`); a delete_row holds its key only.
+  bytes += heap_block(row.deleted_columns.capacity() * sizeof(connectors::ColumnRef));
+  for (const auto& column : row.deleted_columns) bytes += heap_bytes(column.family) + heap_bytes(column.qualifier);
   return bytes;
 }
 

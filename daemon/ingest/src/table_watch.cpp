@@ -11,8 +11,15 @@ namespace {
 
 using connectors::TableStatus;
 
+// "'d'" or "'d', 'e'".
+std::string quoted(const std::vector<std::string>& families) {
+  std::string text;
+  for (const auto& family : families) text += (text.empty() ? "'" : ", '") + family + "'";
+  return text;
+}
+
 // "HBase table ns:t <what>", the sentence /readyz and the log share.
-std::string state_of(const std::string& table, TableStatus status, const std::string& family) {
+std::string state_of(const std::string& table, TableStatus status, const std::vector<std::string>& missing) {
   const std::string subject = "HBase table " + table;
   switch (status) {
     case TableStatus::writable:
@@ -22,20 +29,24 @@ std::string state_of(const std::string& table, TableStatus status, const std::st
     case TableStatus::disabled:
       return subject + " is disabled";
     case TableStatus::family_missing:
-      return subject + " has no column family '" + family + "'";
+      return subject + " has no column " + (missing.size() == 1 ? "family " : "families ") + quoted(missing);
   }
   return subject + " is in an unknown state";
 }
 
 // What brings the table back, for the log line an operator reads first.
-std::string remedy(TableStatus status, const std::string& table, const std::string& family) {
+std::string remedy(TableStatus status, const std::string& table, const std::vector<std::string>& missing) {
   switch (status) {
     case TableStatus::missing:
       return "re-create it with `hbingest bootstrap --config ...`";
     case TableStatus::disabled:
       return "enable it (hbase shell: enable '" + table + "')";
-    case TableStatus::family_missing:
-      return "add the family (hbase shell: alter '" + table + "', NAME => '" + family + "', TTL => ...)";
+    case TableStatus::family_missing: {
+      std::string alter = "add the " + std::string(missing.size() == 1 ? "family" : "families") +
+                          " (hbase shell: alter '" + table + "'";
+      for (const auto& family : missing) alter += ", {NAME => '" + family + "', TTL => ...}";
+      return alter + ")";
+    }
     case TableStatus::writable:
       break;
   }
@@ -47,7 +58,11 @@ std::string remedy(TableStatus status, const std::string& table, const std::stri
 TableWatch::TableWatch(const std::vector<std::string>& tables, TableWatchOptions options,
                        connectors::TableStatusSource& source, PipelineObserver& observer)
     : options_(std::move(options)), source_(source), observer_(observer) {
-  for (const auto& table : tables) tables_.try_emplace(table);
+  for (const auto& table : tables) {
+    auto& watched = tables_.try_emplace(table).first->second;
+    const auto own = options_.table_families.find(table);
+    watched.families = own != options_.table_families.end() ? own->second : options_.families;
+  }
 }
 
 TableWatch::~TableWatch() {
@@ -77,9 +92,9 @@ void TableWatch::check() {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
-    TableStatus status;
+    connectors::TableState state;
     try {
-      status = source_.table_status(connectors::TableName::parse(table), options_.family);
+      state = source_.table_status(connectors::TableName::parse(table), watched.families);
     } catch (const std::exception& e) {
       // HBase (or the gateway) cannot tell right now, or our user may not ask: the writers' own
       // errors still show; only an answer changes the verdict.
@@ -87,14 +102,20 @@ void TableWatch::check() {
                      fmt::format("could not check HBase table {} (its last known state stands): {}", table, e.what()));
       continue;
     }
+    const TableStatus status = state.status;
+    std::vector<std::string> missing_before;
+    {
+      std::lock_guard lock(missing_mutex_);
+      missing_before = std::exchange(watched.missing_families, state.missing_families);
+    }
     const TableStatus before = watched.status.exchange(status);
     const bool was_available = before == TableStatus::writable;
     const bool available = status == TableStatus::writable;
     const bool first = !std::exchange(watched.known, true);
     if (first || was_available != available) observer_.on_table_available(table, available);
-    if (!available && (first || before != status)) {
+    if (!available && (first || before != status || missing_before != state.missing_families)) {
       spdlog::error("{}: writes to it are held and its events stay uncommitted until it is writable again; {}",
-                    state_of(table, status, options_.family), remedy(status, table, options_.family));
+                    state_of(table, status, state.missing_families), remedy(status, table, state.missing_families));
     } else if (available && !was_available) {
       spdlog::info("HBase table {} is writable again: held writes resume", table);
     }
@@ -118,7 +139,9 @@ std::vector<std::string> TableWatch::problems() const {
   std::vector<std::string> problems;
   for (const auto& [table, watched] : tables_) {
     const auto status = watched.status.load();
-    if (status != TableStatus::writable) problems.push_back(state_of(table, status, options_.family));
+    if (status == TableStatus::writable) continue;
+    std::lock_guard lock(missing_mutex_);
+    problems.push_back(state_of(table, status, watched.missing_families));
   }
   return problems;
 }

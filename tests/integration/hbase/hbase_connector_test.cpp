@@ -56,7 +56,7 @@ class HBaseConnectorTest : public ::testing::Test {
     table_ = unique_table("it_conn");
     TableSpec spec;
     spec.table = table_;
-    spec.family.ttl = 600s;
+    spec.families[0].ttl = 600s;
     spec.split_keys = {"10", "20", "30"};
     ASSERT_EQ(admin_.ensure_table(spec).outcome, EnsureOutcome::created);
   }
@@ -77,9 +77,9 @@ TEST_F(HBaseConnectorTest, CreatedTableHasTheFamilyTtlAndVersions) {
 
   TableSpec same;
   same.table = table_;
-  same.family.ttl = 600s;
+  same.families[0].ttl = 600s;
   EXPECT_EQ(admin_.ensure_table(same).outcome, EnsureOutcome::already_matches);
-  same.family.ttl = 60s;
+  same.families[0].ttl = 60s;
   const auto differs = admin_.ensure_table(same);
   EXPECT_EQ(differs.outcome, EnsureOutcome::differs);
   ASSERT_EQ(differs.differences.size(), 1u);
@@ -229,7 +229,7 @@ TEST(HBaseConnectorFailure, UnreachableEndpointIsARetriableErrorNamingIt) {
 TEST(HBaseConnectorFailure, MissingTableIsReportedByTheAdmin) {
   HBaseAdmin admin(options_from_env());
   EXPECT_FALSE(admin.table_exists("default", "no_such_table_hbingest"));
-  EXPECT_EQ(admin.table_status(TableName{"default", "no_such_table_hbingest"}, "d"), TableStatus::missing);
+  EXPECT_EQ(admin.table_status(TableName{"default", "no_such_table_hbingest"}, {"d"}).status, TableStatus::missing);
 }
 
 TEST(HBaseConnectorFailure, PutIntoAMissingTableIsARetriableError) {
@@ -246,8 +246,8 @@ TEST(HBaseConnectorFailure, PutIntoAMissingTableIsARetriableError) {
 }
 
 TEST_F(HBaseConnectorTest, TableStatusTellsAWritableTableFromOneWithoutTheFamily) {
-  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, "d"), TableStatus::writable);
-  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, "x"), TableStatus::family_missing);
+  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, {"d"}), TableState{});
+  EXPECT_EQ(admin_.table_status(TableName{"default", table_}, {"x"}), (TableState{TableStatus::family_missing, {"x"}}));
   EXPECT_TRUE(admin_.is_table_enabled("default", table_));
 }
 

@@ -75,7 +75,7 @@ TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {
   config.decode.family = "f";
   config.table.check_interval = std::chrono::seconds(45);
   const auto options = table_watch_options(config);
-  EXPECT_EQ(options.family, "f");
+  EXPECT_EQ(options.families, std::vector<std::string>{"f"});
   EXPECT_EQ(options.interval, std::chrono::seconds(45));
   EXPECT_LE(options.recheck, options.interval);
 }

@@ -142,6 +142,116 @@ TEST_P(Thrift2PutEncoderTest, AReusedEncoderKeepsNothingOfTheCallBefore) {
                          generated_call(GetParam(), "t", small, Durability::use_default)));
 }
 
+// The reference for deletes: TDelete objects as a caller of the generated client would build
+// them for HBase's Delete(row, ts) and Delete.addColumns(family, qualifier, ts).
+std::vector<gen::TDelete> to_tdeletes(const std::vector<RowMutation>& rows, Durability durability) {
+  std::vector<gen::TDelete> deletes;
+  for (const auto& row : rows) {
+    gen::TDelete del;
+    del.row = row.row;
+    if (row.kind == MutationKind::put) {
+      std::vector<gen::TColumn> columns;
+      for (const auto& column : row.deleted_columns) {
+        gen::TColumn tcolumn;
+        tcolumn.family = column.family;
+        tcolumn.__set_qualifier(column.qualifier);
+        tcolumn.__set_timestamp(row.timestamp_ms);
+        columns.push_back(tcolumn);
+      }
+      del.__set_columns(columns);
+    }
+    del.__set_timestamp(row.timestamp_ms);
+    del.__set_deleteType(gen::TDeleteType::DELETE_COLUMNS);
+    if (durability != Durability::use_default) {
+      del.__set_durability(static_cast<gen::TDurability::type>(static_cast<int>(durability)));
+    }
+    deletes.push_back(std::move(del));
+  }
+  return deletes;
+}
+
+std::string generated_delete_call(ThriftProtocolKind kind, const std::string& table,
+                                  const std::vector<RowMutation>& rows, Durability durability) {
+  auto buffer = std::make_shared<TMemoryBuffer>();
+  std::shared_ptr<apache::thrift::protocol::TProtocol> protocol;
+  if (kind == ThriftProtocolKind::binary) {
+    protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocol>(buffer);
+  } else {
+    protocol = std::make_shared<apache::thrift::protocol::TCompactProtocol>(buffer);
+  }
+  gen::THBaseServiceClient client(protocol);
+  client.send_deleteMultiple(table, to_tdeletes(rows, durability));
+  return buffer->getBufferAsString();
+}
+
+std::string encoded_delete_call(Thrift2PutEncoder& encoder, const std::string& table,
+                                const std::vector<RowMutation>& rows, Durability durability) {
+  const auto bytes = encoder.encode_deletes(table, rows, durability);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+RowMutation delete_row(std::string row, std::int64_t ts) {
+  RowMutation mutation{std::move(row), {}, ts, std::nullopt};
+  mutation.kind = MutationKind::delete_row;
+  return mutation;
+}
+
+std::vector<RowMutation> varied_deletes() {
+  std::vector<RowMutation> rows;
+  rows.push_back(delete_row("\x03order\x00\x01", 1790000000000));
+  rows.push_back(delete_row(all_bytes(), 0));
+  rows.push_back(delete_row("", -1));
+  rows.push_back(delete_row("max", INT64_MAX));
+  // A put's null fields under delete_cell: its cells are not part of a deleteMultiple.
+  RowMutation columns{"cells", {{"d", "kept", "v"}}, 1790000000001, 600000};
+  columns.deleted_columns = {{"d", "gone"}, {all_bytes(), all_bytes()}, {"", ""}};
+  rows.push_back(columns);
+  RowMutation wide{"wide", {}, 5, std::nullopt};
+  for (int i = 0; i < 300; ++i) wide.deleted_columns.push_back({"d", "f" + std::to_string(i)});
+  rows.push_back(wide);
+  RowMutation big{"big", {}, 7, std::nullopt};
+  big.deleted_columns = {{"raw", std::string(300 * 1024, 'q')}};  // > the buffer
+  rows.push_back(big);
+  return rows;
+}
+
+TEST_P(Thrift2PutEncoderTest, DeletesAreTheGeneratedClientsBytesForEveryDurability) {
+  Thrift2PutEncoder encoder(GetParam());
+  const auto rows = varied_deletes();
+  for (const auto durability : {Durability::use_default, Durability::skip_wal, Durability::async_wal,
+                                Durability::sync_wal, Durability::fsync_wal}) {
+    SCOPED_TRACE(static_cast<int>(durability));
+    EXPECT_TRUE(same_bytes(encoded_delete_call(encoder, "ns:events", rows, durability),
+                           generated_delete_call(GetParam(), "ns:events", rows, durability)));
+  }
+  for (const auto& row : rows) {
+    const std::vector<RowMutation> one{row};
+    EXPECT_TRUE(same_bytes(encoded_delete_call(encoder, "t", one, Durability::use_default),
+                           generated_delete_call(GetParam(), "t", one, Durability::use_default)));
+  }
+  EXPECT_TRUE(same_bytes(encoded_delete_call(encoder, "t", {}, Durability::use_default),
+                         generated_delete_call(GetParam(), "t", {}, Durability::use_default)));
+}
+
+TEST_P(Thrift2PutEncoderTest, PutsAndDeletesShareTheBufferWithoutLeftovers) {
+  Thrift2PutEncoder encoder(GetParam());
+  const auto puts = varied_rows();
+  const auto deletes = varied_deletes();
+  (void)encoder.encode_deletes("t", deletes, Durability::sync_wal);
+  EXPECT_TRUE(same_bytes(encoded_call(encoder, "t", puts, Durability::use_default),
+                         generated_call(GetParam(), "t", puts, Durability::use_default)));
+  EXPECT_TRUE(same_bytes(encoded_delete_call(encoder, "t", deletes, Durability::use_default),
+                         generated_delete_call(GetParam(), "t", deletes, Durability::use_default)));
+}
+
+TEST_P(Thrift2PutEncoderTest, AMutationOfTheWrongKindForTheCallIsABugNotBytes) {
+  Thrift2PutEncoder encoder(GetParam());
+  const std::vector<RowMutation> a_delete{delete_row("r", 1)};
+  EXPECT_THROW((void)encoder.encode("t", a_delete, Durability::use_default), std::logic_error);
+  const std::vector<RowMutation> a_plain_put{{"r", {{"d", "q", "v"}}, 1, std::nullopt}};
+  EXPECT_THROW((void)encoder.encode_deletes("t", a_plain_put, Durability::use_default), std::logic_error);
+}
+
 std::string protocol_name(const testing::TestParamInfo<ThriftProtocolKind>& param) {
   return param.param == ThriftProtocolKind::binary ? "binary" : "compact";
 }

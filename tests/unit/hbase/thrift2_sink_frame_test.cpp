@@ -35,6 +35,11 @@ class RecordingHandler final : public thrift2::gen::THBaseServiceNull {
     std::lock_guard lock(mutex_);
     for (const auto& put : puts) rows_.push_back(put.row);
   }
+  void deleteMultiple(std::vector<thrift2::gen::TDelete>&, const std::string&,
+                      const std::vector<thrift2::gen::TDelete>& deletes) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& del : deletes) rows_.push_back("delete " + del.row);
+  }
   std::vector<std::string> rows() {
     std::lock_guard lock(mutex_);
     return rows_;
@@ -140,6 +145,23 @@ TEST(Thrift2SinkFrameLimit, BatchAboveTheGatewaysFrameIsSplitAndStoredWhole) {
   ASSERT_NO_THROW(rejected = sink->write("events", rows, {}));
   EXPECT_TRUE(rejected.empty());
   EXPECT_EQ(gateway.rows(), keys);
+}
+
+// Deletes under the same limit: 85,000 null fields under delete_cell make a TDelete above the frame.
+TEST(Thrift2SinkFrameLimit, ADeleteAboveTheGatewaysFrameIsRejectedAndTheOthersAreStored) {
+  FramedGateway gateway;
+  auto sink = make_thrift2_sink(framed_options(gateway));
+  RowMutation nulls{"nulls", {}, 1, std::nullopt};
+  for (int i = 0; i < 85000; ++i) nulls.deleted_columns.push_back({"d", "null_field_" + std::to_string(i)});
+  RowMutation tombstone{"gone", {}, 1, std::nullopt};
+  tombstone.kind = MutationKind::delete_row;
+  const std::vector<RowMutation> rows = {tombstone, nulls, small_row("c")};
+  std::vector<RejectedRow> rejected;
+  ASSERT_NO_THROW(rejected = sink->write("events", rows, {}));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].index, 1u);
+  EXPECT_NE(rejected[0].reason.find("the delete is"), std::string::npos) << rejected[0].reason;
+  EXPECT_EQ(gateway.rows(), (std::vector<std::string>{"delete gone", "c"}));
 }
 
 }  // namespace

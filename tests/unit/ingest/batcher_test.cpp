@@ -50,6 +50,24 @@ TEST(Batcher, OversizedRowGoesAlone) {
   EXPECT_EQ(closed[0].rows.size(), 1u);
 }
 
+TEST(Batcher, DeletesCountTheBytesTheirCallCarries) {
+  connectors::RowMutation whole_row;
+  whole_row.row = std::string(100, 'k');
+  whole_row.kind = connectors::MutationKind::delete_row;
+  EXPECT_EQ(Batcher::row_bytes(whole_row), 108u);  // key + timestamp
+  connectors::RowMutation nulls = row_of("key", 10);
+  nulls.deleted_columns = {{"d", "gone"}, {"e", std::string(50, 'q')}};
+  EXPECT_EQ(Batcher::row_bytes(nulls), (3 + 1 + 1 + 10 + 8) + (3 + 1 + 4 + 8) + (3 + 1 + 50 + 8));
+  // A batch of deletes closes on max_bytes, not only on max_rows.
+  Batcher batcher({100, 1000, 1000ms});
+  const auto now = Batcher::Clock::now();
+  std::vector<Batch> closed;
+  for (int i = 0; i < 20 && closed.empty(); ++i) closed = batcher.add("t", whole_row, origin(i), now);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].rows.size(), 9u) << "9 x 108 bytes fit in 1000, a tenth does not";
+  EXPECT_EQ(closed[0].bytes, 9u * 108u);
+}
+
 TEST(Batcher, LingerExpiresPerTable) {
   Batcher batcher({100, 1 << 20, 50ms});
   const auto t0 = Batcher::Clock::now();

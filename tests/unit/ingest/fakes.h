@@ -357,7 +357,7 @@ class FakeSink final : public connectors::RowSink {
         rejected.push_back({i, table_.reject_reason});
         continue;
       }
-      table_.rows[rows[i].row] = rows[i];
+      apply(rows[i]);
     }
     ++table_.writes;
     return rejected;
@@ -365,6 +365,23 @@ class FakeSink final : public connectors::RowSink {
   std::string endpoint() const override { return "fake:1"; }
 
  private:
+  // A put replaces the row (the last write), minus its deleted columns; a delete_row removes a row
+  // written at or before its timestamp (HBase's rule, at row granularity).
+  void apply(const connectors::RowMutation& mutation) {
+    if (mutation.kind == connectors::MutationKind::delete_row) {
+      const auto it = table_.rows.find(mutation.row);
+      if (it != table_.rows.end() && it->second.timestamp_ms <= mutation.timestamp_ms) table_.rows.erase(it);
+      return;
+    }
+    auto& stored = table_.rows[mutation.row];
+    stored = mutation;
+    std::erase_if(stored.cells, [&](const connectors::Cell& cell) {
+      return std::any_of(
+          mutation.deleted_columns.begin(), mutation.deleted_columns.end(),
+          [&](const connectors::ColumnRef& c) { return c.family == cell.family && c.qualifier == cell.qualifier; });
+    });
+  }
+
   FakeTable& table_;
 };
 

@@ -89,5 +89,29 @@ TEST(HeldBytes, MatchesTheHeapPerColumnsModeAndForWideEvents) {
                "10,000 fields");
 }
 
+// Tombstones and null fields under delete_cell: rows that are keys and deleted columns only.
+TEST(HeldBytes, MatchesTheHeapForDeletes) {
+  if (kSanitizerAllocator) GTEST_SKIP() << "sanitizer allocator: mallinfo2 does not see its heap";
+  constexpr int kRows = 2000;
+  Held held;
+  const auto before = heap_in_use();
+  std::vector<connectors::RowMutation> rows;
+  rows.reserve(kRows);
+  for (int n = 0; n < kRows; ++n) {
+    connectors::RowMutation row;
+    row.row = "00order" + std::string(24, 'k') + std::to_string(n);
+    if (n % 2 == 0) {
+      row.kind = connectors::MutationKind::delete_row;
+    } else {
+      row.cells.push_back({"d", "status", "shipped"});
+      for (int c = 0; c < 20; ++c) row.deleted_columns.push_back({"d", "nullable_field_number_" + std::to_string(c)});
+    }
+    held.counted += held_bytes(row);
+    rows.push_back(std::move(row));
+  }
+  held.allocated = heap_in_use() - before;
+  expect_close(held, "deletes");
+}
+
 }  // namespace
 }  // namespace hbingest::ingest

@@ -24,7 +24,9 @@ using connectors::TableStatus;
 
 class FakeMaster final : public connectors::TableStatusSource {
  public:
-  TableStatus table_status(const connectors::TableName& table, const std::string& family) override {
+  // family_missing: the table lacks every family asked about, unless set_missing() named some.
+  connectors::TableState table_status(const connectors::TableName& table,
+                                      const std::vector<std::string>& families) override {
     std::unique_lock lock(mutex_);
     if (delay_ > 0ms) {
       ++checks_started_;
@@ -34,10 +36,20 @@ class FakeMaster final : public connectors::TableStatusSource {
       lock.lock();
     }
     ++checks_[table.qualified()];
-    families_asked_.push_back(family);
+    std::string asked;
+    for (const auto& family : families) asked += (asked.empty() ? "" : ",") + family;
+    families_asked_.push_back(asked);
     if (unreachable_) throw connectors::HBaseError("connection refused", "gw:9090", "tableExists", true);
     const auto it = status_.find(table.qualified());
-    return it == status_.end() ? TableStatus::writable : it->second;
+    const TableStatus status = it == status_.end() ? TableStatus::writable : it->second;
+    if (status != TableStatus::family_missing) return {status, {}};
+    const auto missing = missing_.find(table.qualified());
+    return {status, missing == missing_.end() ? families : missing->second};
+  }
+  void set_missing(const std::string& table, std::vector<std::string> families) {
+    std::lock_guard lock(mutex_);
+    status_[table] = TableStatus::family_missing;
+    missing_[table] = std::move(families);
   }
   void set(const std::string& table, TableStatus status) {
     std::lock_guard lock(mutex_);
@@ -69,6 +81,7 @@ class FakeMaster final : public connectors::TableStatusSource {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, TableStatus> status_;
+  std::map<std::string, std::vector<std::string>> missing_;
   std::map<std::string, int> checks_;
   std::vector<std::string> families_asked_;
   bool unreachable_ = false;
@@ -105,7 +118,7 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 TableWatchOptions hourly() {
   TableWatchOptions options;
-  options.family = "d";
+  options.families = {"d"};
   options.interval = 1h;
   options.recheck = 1h;
   options.min_gap = 1ms;
@@ -121,6 +134,33 @@ TEST(TableWatch, TheFirstCheckReportsEveryRouteTableOnce) {
   EXPECT_EQ(master.checks("default:a"), 1) << "a table shared by two routes is checked once";
   EXPECT_EQ(master.families_asked(), (std::vector<std::string>{"d", "d"}));
   EXPECT_TRUE(watch.writable("default:a"));
+  EXPECT_TRUE(watch.problems().empty());
+}
+
+TEST(TableWatch, EachTableIsAskedForItsOwnFamiliesAndEveryMissingOneIsNamed) {
+  FakeMaster master;
+  RecordingObserver observer;
+  auto options = hourly();
+  options.families = {"d"};
+  options.table_families = {{"default:orders", {"d", "meta"}}};
+  TableWatch watch({"default:events", "default:orders"}, options, master, observer);
+  watch.check();
+  EXPECT_EQ(master.families_asked(), (std::vector<std::string>{"d", "d,meta"}));
+  master.set("default:orders", TableStatus::family_missing);
+  watch.check();
+  EXPECT_FALSE(watch.writable("default:orders"));
+  EXPECT_TRUE(watch.writable("default:events"));
+  EXPECT_EQ(watch.problems(),
+            (std::vector<std::string>{"HBase table default:orders has no column families 'd', 'meta'"}));
+  // One family added back: still unavailable, the sentence names the one left.
+  master.set_missing("default:orders", {"meta"});
+  watch.check();
+  EXPECT_EQ(watch.problems(), (std::vector<std::string>{"HBase table default:orders has no column family 'meta'"}));
+  EXPECT_EQ(observer.reports(),
+            (Reports{{"default:events", true}, {"default:orders", true}, {"default:orders", false}}));
+  master.set("default:orders", TableStatus::writable);
+  watch.check();
+  EXPECT_TRUE(watch.writable("default:orders"));
   EXPECT_TRUE(watch.problems().empty());
 }
 

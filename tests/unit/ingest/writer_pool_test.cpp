@@ -188,6 +188,74 @@ TEST(WriterPool, HoldsABatchWhileTheGateSaysItsTableIsUnavailableAndWritesItOnce
   EXPECT_TRUE(table.rows.contains("r1"));
 }
 
+bool eventually_completed(WriterPool& pool, std::vector<BatchOutcome>& done) {
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (done.empty() && std::chrono::steady_clock::now() < give_up) {
+    pool.wait_for_completion(50ms);
+    done = pool.take_completed();
+  }
+  return !done.empty();
+}
+
+class WrittenObserver final : public PipelineObserver {
+ public:
+  void on_batch_written(const std::string&, std::size_t rows, std::size_t bytes, std::chrono::nanoseconds,
+                        std::int64_t oldest_event_ms) override {
+    std::lock_guard lock(mutex);
+    written_rows += rows;
+    written_bytes += bytes;
+    oldest = oldest_event_ms;
+  }
+  void on_rows_rejected(std::size_t rows) override { rejected += rows; }
+  std::mutex mutex;
+  std::size_t written_rows = 0;
+  std::size_t written_bytes = 0;
+  std::int64_t oldest = 0;
+  std::atomic<std::size_t> rejected{0};
+};
+
+TEST(WriterPool, DeletesAreWrittenCountedAndRejectedLikePuts) {
+  testing::FakeTable table;
+  table.poison_rows = {"refused"};
+  WrittenObserver observer;
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  sinks.push_back(std::make_unique<testing::FakeSink>(table));
+  WriterPool pool(std::move(sinks), {}, {1ms, 1ms}, observer);
+  {
+    std::lock_guard lock(table.mutex);
+    table.rows["gone"] = connectors::RowMutation{"gone", {{"d", "q", "old"}}, 100, std::nullopt};
+  }
+  Batch batch;
+  batch.table = "default:events";
+  connectors::RowMutation put{"kept", {{"d", "q", "v"}, {"d", "n", "x"}}, 300, std::nullopt};
+  put.deleted_columns = {{"d", "n"}};
+  connectors::RowMutation tombstone{"gone", {}, 200, std::nullopt};
+  tombstone.kind = connectors::MutationKind::delete_row;
+  connectors::RowMutation refused = tombstone;
+  refused.row = "refused";
+  batch.rows = {put, tombstone, refused};
+  batch.origins.resize(3);
+  batch.bytes = 77;
+  pool.submit(std::move(batch));
+  std::vector<BatchOutcome> outcomes;
+  ASSERT_TRUE(eventually_completed(pool, outcomes));
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_EQ(outcomes[0].rejected.size(), 1u);
+  EXPECT_EQ(outcomes[0].rejected[0].index, 2u);
+  EXPECT_EQ(outcomes[0].batch.rows.size(), 3u) << "the batch comes back whole, deletes included (dead letters)";
+  {
+    std::lock_guard lock(observer.mutex);
+    EXPECT_EQ(observer.written_rows, 2u);
+    EXPECT_EQ(observer.written_bytes, 77u);
+    EXPECT_EQ(observer.oldest, 200) << "a tombstone's event time counts for the write lag";
+  }
+  EXPECT_EQ(observer.rejected.load(), 1u);
+  std::lock_guard lock(table.mutex);
+  EXPECT_FALSE(table.rows.contains("gone"));
+  ASSERT_TRUE(table.rows.contains("kept"));
+  EXPECT_EQ(table.rows["kept"].cells.size(), 1u);
+}
+
 TEST(WriterPool, TellsTheGateWhichTableAWriteFailedFor) {
   testing::FakeTable table;
   table.transient_failures = 1;

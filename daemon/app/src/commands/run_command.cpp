@@ -1,5 +1,6 @@
 // hbingest run --config FILE [--progress]: the ingest daemon.
 
+#include <algorithm>
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
 
@@ -169,9 +170,16 @@ int run_command(const Args& args) {
   // disabled or stripped of its family while we run) with its own connection, and holds the
   // writers' batches for a table known to be unavailable. Declared before the writers: they use it.
   connectors::HBaseAdmin watch_admin(thrift2);
+  auto watch_options = table_watch_options(config);
   std::vector<std::string> watched;
-  for (const auto& table : route_tables(routes)) watched.push_back(table.table);
-  ingest::TableWatch table_watch(watched, table_watch_options(config), watch_admin, pipeline_metrics);
+  for (const auto& plan : route_tables(routes)) {
+    watched.push_back(plan.table);
+    auto& families = watch_options.table_families[plan.table];
+    for (const auto& family : plan.families) {
+      if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
+    }
+  }
+  ingest::TableWatch table_watch(watched, std::move(watch_options), watch_admin, pipeline_metrics);
   table_watch.start();
 
   std::vector<std::unique_ptr<connectors::RowSink>> sinks;

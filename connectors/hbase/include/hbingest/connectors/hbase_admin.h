@@ -24,7 +24,8 @@ struct FamilySpec {
 struct TableSpec {
   std::string ns = "default";
   std::string table;
-  FamilySpec family;
+  // Every family the routes write to (names unique, at least one); one, "d", by default.
+  std::vector<FamilySpec> families{FamilySpec{}};
   std::vector<std::string> split_keys;  // region boundaries (buckets-1 keys for n salt buckets)
 };
 
@@ -44,19 +45,27 @@ struct EnsureResult {
 
 // Whether puts into a table can succeed, as HBase's master sees it.
 enum class TableStatus {
-  writable,        // exists, enabled, has the column family
+  writable,        // exists, enabled, has every column family asked about
   missing,         // no such table (dropped, or never created)
   disabled,        // exists but disabled (or disabling/enabling)
-  family_missing,  // enabled, without the column family the cells go to
+  family_missing,  // enabled, without (some of) the column families the cells go to
+};
+
+struct TableState {
+  TableStatus status = TableStatus::writable;
+  // With family_missing: the families asked about that the table lacks, in the order asked.
+  std::vector<std::string> missing_families;
+  friend bool operator==(const TableState&, const TableState&) = default;
 };
 
 // What the running daemon asks about a route table; HBaseAdmin answers over Thrift2, tests fake it.
 class TableStatusSource {
  public:
   virtual ~TableStatusSource() = default;
-  // Throws HBaseError when HBase cannot tell: gateway or master unreachable, or the gateway's user
-  // may not describe the table (getTableDescriptor needs ADMIN or CREATE under HBase's ACLs).
-  virtual TableStatus table_status(const TableName& table, const std::string& family) = 0;
+  // `families`: those the table's routes write to. Throws HBaseError when HBase cannot tell:
+  // gateway or master unreachable, or the gateway's user may not describe the table
+  // (getTableDescriptor needs ADMIN or CREATE under HBase's ACLs).
+  virtual TableState table_status(const TableName& table, const std::vector<std::string>& families) = 0;
 };
 
 class HBaseAdmin final : public TableStatusSource {
@@ -70,10 +79,13 @@ class HBaseAdmin final : public TableStatusSource {
   // Throws HBaseError when the table does not exist.
   bool is_table_enabled(const std::string& ns, const std::string& table);
   // Three master calls: tableExists, isTableEnabled, getTableDescriptor.
-  TableStatus table_status(const TableName& table, const std::string& family) override;
+  TableState table_status(const TableName& table, const std::vector<std::string>& families) override;
   // Families of an existing table. Throws HBaseError when it does not exist.
   std::vector<FamilyDescription> describe_families(const std::string& ns, const std::string& table);
-  // Creates namespace and table when missing; an existing table is compared, never modified.
+  // Creates namespace and table (with every family of the spec) when missing; an existing table
+  // is compared family by family (missing, TTL, VERSIONS), never modified. Families the table has
+  // beyond the spec's are no difference. Throws std::invalid_argument for a spec without families,
+  // with a family named twice, or with an unknown bloom filter or compression.
   EnsureResult ensure_table(const TableSpec& spec);
   void delete_table(const std::string& ns, const std::string& table);  // disable + delete
 

@@ -26,20 +26,38 @@ struct Cell {
   std::string value;
 };
 
+enum class Durability { use_default, skip_wal, async_wal, sync_wal, fsync_wal };
+
+// A column named for a delete.
 struct ColumnRef {
   std::string family;
   std::string qualifier;
 };
 
-enum class Durability { use_default, skip_wal, async_wal, sync_wal, fsync_wal };
+enum class MutationKind {
+  put,         // write `cells`, and delete `deleted_columns`
+  delete_row,  // delete every cell of the row, in every family, with a timestamp <= timestamp_ms
+};
 
-// One row to write. All cells share the row's timestamp.
+// One change to one row. All its cells share the row's timestamp.
+//
+// The delete timestamp rule: a delete carries the event's own time (a tombstone's Kafka
+// timestamp) and removes every cell of its scope whose timestamp is <= it, as HBase's
+// `new Delete(row, ts)` and `Delete.addColumns(family, qualifier, ts)` do. So a delete never
+// misses a put of an earlier event, whichever reached HBase first, and never masks a put of a
+// later event (ts > the delete's), in whatever order the writers sent them. The one blind spot is
+// HBase's: a delete marker at t masks every put at t, before or after it, so an event put in the
+// same millisecond as a delete of its row (or column) is lost, even when it came after the delete.
 struct RowMutation {
   std::string row;
-  std::vector<Cell> cells;
+  std::vector<Cell> cells;  // put only
   std::int64_t timestamp_ms = 0;
-  std::optional<std::int64_t> ttl_ms;  // per-mutation TTL (the `_ttl` attribute); nullopt: family TTL only
-  std::vector<ColumnRef> deleted_columns{};  // every version up to timestamp_ms deleted
+  std::optional<std::int64_t> ttl_ms;  // put only: per-mutation TTL (the `_ttl` attribute); nullopt: family TTL only
+  MutationKind kind = MutationKind::put;
+  // put only (`null_fields: delete_cell`): columns whose every version with a timestamp <=
+  // timestamp_ms is deleted. They must not be among `cells` (HBase's delete at the same timestamp
+  // would mask the put). A put with no cells and only these sends no put, only the delete.
+  std::vector<ColumnRef> deleted_columns{};
 };
 
 struct ScannedCell {

@@ -23,8 +23,10 @@ struct RejectedRow {
 class RowSink {
  public:
   virtual ~RowSink() = default;
-  // Writes all rows of one table in one putMultiple. Returns the rows rejected permanently.
-  // Throws HBaseError when the whole call failed (retriable() says whether trying again helps).
+  // Writes all rows (puts and deletes, see RowMutation) of one table, keeping each row's order.
+  // Returns the rows rejected permanently (each index once). Throws HBaseError when a call failed
+  // as a whole (retriable() says whether trying again helps); the batch may then be partly stored,
+  // and writing it again is safe (the same cells and delete markers at the same timestamps).
   virtual std::vector<RejectedRow> write(const std::string& table, std::span<const RowMutation> rows,
                                          const WriteOptions& options) = 0;
   virtual std::string endpoint() const = 0;

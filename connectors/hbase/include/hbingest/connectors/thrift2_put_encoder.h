@@ -1,5 +1,5 @@
 #pragma once
-// The bytes of one Thrift2 putMultiple call, encoded straight from our RowMutations.
+// The bytes of one Thrift2 putMultiple (or deleteMultiple) call, encoded straight from our RowMutations.
 //
 // Why not the generated client's putMultiple: it takes TPut objects, so every row key, family,
 // qualifier and value was first copied into a TPut (and freed after the call), and the generated
@@ -33,8 +33,16 @@ class Thrift2PutEncoder {
 
   // The whole call message putMultiple(table, rows) as the protocol writes it (a transport adds
   // its framing, if any, when it is sent). Valid until the next encode().
+  // Every row must be a put (MutationKind::put); its deleted_columns are not in this call.
   std::span<const std::uint8_t> encode(const std::string& table, std::span<const RowMutation> rows,
                                        Durability durability);
+  // The call deleteMultiple(table, deletes) for the delete part of each row: a delete_row is a
+  // TDelete of the whole row at its timestamp, a put's deleted_columns one TDelete of those columns
+  // (DELETE_COLUMNS, each at the row's timestamp). Every row must have a delete part (a delete_row,
+  // or a put with deleted_columns). Deletes are not the hot path; they share the buffer and the
+  // byte-for-byte test with puts so that both calls have one set of limits (the frame size).
+  std::span<const std::uint8_t> encode_deletes(const std::string& table, std::span<const RowMutation> rows,
+                                               Durability durability);
 
  private:
   class Writer;

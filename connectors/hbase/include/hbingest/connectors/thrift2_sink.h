@@ -1,6 +1,6 @@
 #pragma once
-// RowSink over the HBase Thrift2 gateway (putMultiple). One instance = one connection; the
-// pipeline runs one per writer thread.
+// RowSink over the HBase Thrift2 gateway (putMultiple and deleteMultiple, in runs of one kind:
+// mutation_runs.h). One instance = one connection; the pipeline runs one per writer thread.
 
 #include <memory>
 
@@ -14,6 +14,7 @@ namespace hbingest::connectors {
 // down by splitting the batch, so only the offending rows are returned as rejected. Over framed
 // transport a call larger than options.max_frame_bytes is split before it is sent (the gateway
 // would drop it and every retry alike), and a single row that alone is larger is rejected.
+// Deletes take the same paths as puts.
 std::unique_ptr<RowSink> make_thrift2_sink(const Thrift2Options& options, std::size_t first_endpoint = 0);
 
 }  // namespace hbingest::connectors

@@ -36,7 +36,7 @@ ingest::TableSettings table_settings(const config::Config& config);
 ingest::TableWatchOptions table_watch_options(const config::Config& config);
 // The tables the routes write that are known before any event: plain names, and what templates make
 // of their listed values (not those allowed by a pattern only: they appear at run time).
-std::vector<ingest::RouteTable> route_tables(const routing::RouteSet& routes);
+std::vector<ingest::TablePlan> route_tables(const routing::RouteSet& routes);
 // The label values of per-event metric series: the routes' event types and the literal topics.
 ingest::MetricLabels metric_labels(const config::Config& config);
 

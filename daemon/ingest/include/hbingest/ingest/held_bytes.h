@@ -18,7 +18,7 @@ namespace hbingest::ingest {
 
 // The message as the pipeline keeps it (for the dead-letter topic, until its row is stored).
 std::size_t held_bytes(const connectors::SourceMessage& message);
-// The row queued for HBase (key and cells).
+// The row queued for HBase (key, cells and deleted columns).
 std::size_t held_bytes(const connectors::RowMutation& row);
 
 }  // namespace hbingest::ingest

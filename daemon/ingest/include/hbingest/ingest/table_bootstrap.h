@@ -12,17 +12,19 @@
 
 namespace hbingest::ingest {
 
-// What every route table gets (the config's `table` and `decode.family`).
+// What every route table gets (the config's `table` and the families its routes write to). Every
+// family is made alike: the table's TTL, VERSIONS 1, the bloom filter and the compression.
 struct TableSettings {
-  std::string family = "d";
+  std::vector<std::string> families{"d"};  // at least one; a table's own list in TablePlan overrides it
   std::chrono::seconds ttl{600};
   std::string bloom_filter = "ROW";
   std::string compression = "NONE";
 };
 
-// A table the routes write: its families and the split keys of its key spec.
-struct RouteTable {
-  std::string table;  // "ns:table"
+// One table to create or check: its name ("ns:table"), the families its routes write to (empty:
+// TableSettings::families) and the region boundaries of its key spec.
+struct TablePlan {
+  std::string table;
   std::vector<std::string> families;
   std::vector<std::string> split_keys;
 };
@@ -32,12 +34,15 @@ struct BootstrapReport {
   bool differences = false;        // an existing table does not match the settings
 };
 
-// The table spec for one route table ("ns:table"): family, TTL, versions, bloom filter, splits.
+// The table spec for one route table ("ns:table"): families (each with TTL, versions, bloom filter,
+// compression), splits. `families` empty: settings.families.
 connectors::TableSpec table_spec(const TableSettings& settings, const std::string& qualified_table,
-                                 const std::vector<std::string>& split_keys);
+                                 const std::vector<std::string>& split_keys,
+                                 const std::vector<std::string>& families = {});
 
-// Creates or checks each table once (several routes may share one).
-BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables,
+// Creates or checks each table of `plans` (a table named twice is done once, with the families of
+// both plans).
+BootstrapReport bootstrap_tables(connectors::HBaseAdmin& admin, const std::vector<TablePlan>& plans,
                                  const TableSettings& settings);
 
 // Creates the dead-letter topic when missing, with max.message.bytes large enough for the largest
@@ -48,6 +53,6 @@ std::string ensure_dead_letter_topic(connectors::KafkaProducer& admin, const std
 // it before consuming: a table missing at start is a deployment mistake better refused than
 // retried (HBase 2.6.1's gateway answers each put into it with a retriable TIOError, forever).
 // While the daemon runs, TableWatch keeps watching.
-void require_tables(connectors::HBaseAdmin& admin, const std::vector<RouteTable>& tables, const std::string& remedy);
+void require_tables(connectors::HBaseAdmin& admin, const std::vector<TablePlan>& plans, const std::string& remedy);
 
 }  // namespace hbingest::ingest

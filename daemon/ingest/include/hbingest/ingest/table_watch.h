@@ -1,6 +1,6 @@
 #pragma once
-// Watches the route tables while the daemon runs: does each exist, is it enabled, has it the
-// column family? A put into a table that is not writable never "succeeds" on HBase 2.6's Thrift2
+// Watches the route tables while the daemon runs: does each exist, is it enabled, has it every
+// column family its routes write to? A put into a table that is not writable never "succeeds" on HBase 2.6's Thrift2
 // gateway: a missing table or family fails at once and a disabled one after HBase's client has
 // retried for ~150 s (its defaults), each as a retriable TIOError, so the writers keep the batch
 // and nothing past it is committed. What the writers cannot tell is why. The watch says it once
@@ -34,7 +34,10 @@
 namespace hbingest::ingest {
 
 struct TableWatchOptions {
-  std::string family = "d";                   // the column family every route writes
+  std::vector<std::string> families{"d"};  // the column families a table's routes write to
+  // Per table ("ns:table"), its own families instead of `families` (tables of several routes,
+  // or with a row mapping of their own).
+  std::map<std::string, std::vector<std::string>, std::less<>> table_families;
   std::chrono::milliseconds interval{30000};  // between checks while every table is writable
   std::chrono::milliseconds recheck{2000};    // between checks while one is not
   std::chrono::milliseconds min_gap{1000};    // a write failure's check waits this long after the last
@@ -67,9 +70,11 @@ class TableWatch final : public TableGate {
 
  private:
   struct Watched {
+    std::vector<std::string> families;  // fixed at construction
     // Written by check() only; read by any thread.
     std::atomic<connectors::TableStatus> status{connectors::TableStatus::writable};
-    bool known = false;  // check() has had an answer for it (check_mutex_)
+    bool known = false;                         // check() has had an answer for it (check_mutex_)
+    std::vector<std::string> missing_families;  // of the last answer (missing_mutex_)
   };
 
   void run();
@@ -80,7 +85,8 @@ class TableWatch final : public TableGate {
   PipelineObserver& observer_;
   // Keys fixed at construction, so lookups need no lock.
   std::map<std::string, Watched, std::less<>> tables_;
-  std::mutex check_mutex_;  // one check() at a time: the source is not thread-safe
+  std::mutex check_mutex_;            // one check() at a time: the source is not thread-safe
+  mutable std::mutex missing_mutex_;  // Watched::missing_families, for problems() on other threads
   support::RateLimitedLog check_log_{std::chrono::seconds(60)};
 
   std::mutex mutex_;  // guards the three below
