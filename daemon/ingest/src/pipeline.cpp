@@ -202,7 +202,16 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
 bool Pipeline::process(connectors::SourceMessage& message) {
   // Decoded before it is tracked: a message whose schema the registry cannot give now is not
   // tracked at all, so the partition's commits stop below it while it waits (hold_for_schema).
-  auto decoded = decoder_.decode({message.topic, message.payload, message.timestamp_ms}, event_);
+  header_views_.clear();
+  for (const auto& header : message.headers) header_views_.push_back({header.name, header.value});
+  auto decoded = decoder_.decode({.topic = message.topic,
+                                  .payload = message.payload,
+                                  .timestamp_ms = message.timestamp_ms,
+                                  .partition = message.partition,
+                                  .offset = message.offset,
+                                  .key = message.key,
+                                  .headers = header_views_},
+                                 event_);
   if (decoded && decoded->kind == event_formats::DecodeFailure::Kind::unavailable) {
     schema_wait_ = std::move(*decoded);
     return false;
@@ -219,12 +228,12 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   ++stats_.consumed;
 
   if (decoded) {
-    observer_.on_consumed(message.topic, "", message.payload.size());
+    observer_.on_consumed(message.topic, "", message.payload_bytes().size());
     auto failure = std::move(*decoded);
     reject(std::move(message), generation, "decode", failure.reason, failure.message, true, failure.schema_id);
     return true;
   }
-  observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
+  observer_.on_consumed(message.topic, event_.event_type, message.payload_bytes().size());
 
   const Route* route = router_.has_explicit_route(event_.event_type) ? router_.route(event_.event_type) : nullptr;
   if (route == nullptr) {

@@ -205,7 +205,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   std::optional<std::pair<std::int64_t, std::chrono::steady_clock::time_point>> clock_anchor_;
 
   event_formats::EventDecoder decoder_;
-  event_formats::DecodedEvent event_;  // reused: its buffers keep their capacity between events
+  event_formats::DecodedEvent event_;                    // reused: its buffers keep their capacity between events
+  std::vector<event_formats::HeaderView> header_views_;  // the current message's headers, as decode() reads them
   std::string key_;
   Batcher batcher_;
   OffsetTracker tracker_;
