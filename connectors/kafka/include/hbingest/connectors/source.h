@@ -59,7 +59,7 @@ struct SourceMessage {
   std::optional<std::string> key;  // nullopt: a null key (not the same as an empty one)
   // nullopt: a null value, a tombstone (compacted topics: "delete this key"), not an empty value.
   std::optional<std::string> payload;
-  std::vector<MessageHeader> headers;  // in the order the producer gave them; empty when none
+  std::vector<MessageHeader> headers{};  // in the order the producer gave them; empty when none
 
   // The value's bytes, a tombstone's as none.
   std::string_view payload_bytes() const { return payload ? std::string_view(*payload) : std::string_view(); }
