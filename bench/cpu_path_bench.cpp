@@ -133,7 +133,7 @@ void check_same_rows(const std::vector<connectors::SourceMessage>& json,
     const Row got = decode_row(decoder, spec, framed[i]);
     const auto differ = [&](const std::string& what) {
       return std::runtime_error(std::string(bench::to_string(format)) + " event " + std::to_string(i) + " (" +
-                                json[i].payload + "): " + what + " differs from the JSON twin's");
+                                std::string(json[i].payload_bytes()) + "): " + what + " differs from the JSON twin's");
     };
     if (got.key != want.key) throw differ("the row key");
     if (got.event.event_type != want.event.event_type) throw differ("the event type");
@@ -157,7 +157,7 @@ Workload& workload(connectors::EventKind kind, bench::Format format) {
   static const bench::FormatEvents formats;
   slot = std::make_unique<Workload>();
   slot->input = messages(kind);
-  for (auto& message : slot->input) message.payload = formats.convert(message.payload, format);
+  for (auto& message : slot->input) message.payload = formats.convert(*message.payload, format);
   for (auto& schema : formats.schemas(format)) slot->registry.add(std::move(schema));
   return *slot;
 }

@@ -375,9 +375,13 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
   const auto record = [&](DeadLetterOutcome outcome, const std::string& e) { results.emplace_back(outcome, e); };
   producer.send(std::make_shared<DeadLetter>(small), record);
   producer.send(std::make_shared<DeadLetter>(big), record);
+  DeadLetter tombstone = small;  // a dead-lettered tombstone stays one: a null value, not an empty one
+  tombstone.original.payload.reset();
+  tombstone.exception_class = "hbingest.Tombstone";
+  producer.send(std::make_shared<DeadLetter>(tombstone), record);
   EXPECT_TRUE(results.empty()) << "done must not run inside send()";
   ASSERT_TRUE(producer.flush(60s));
-  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(results.size(), 3u);
   for (const auto& [outcome, error] : results) EXPECT_EQ(outcome, DeadLetterOutcome::delivered) << error;
 
   std::array<char, 512> errstr{};
@@ -394,13 +398,15 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
 
   std::vector<std::unique_ptr<rd_kafka_message_t, RawDeleter>> letters;
   const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  while (letters.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+  while (letters.size() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::unique_ptr<rd_kafka_message_t, RawDeleter> msg(rd_kafka_consumer_poll(consumer.get(), 200));
     if (!msg) continue;
     ASSERT_EQ(msg->err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_message_errstr(msg.get());
     letters.push_back(std::move(msg));
   }
-  ASSERT_EQ(letters.size(), 2u);
+  ASSERT_EQ(letters.size(), 3u);
+  EXPECT_EQ(letters[2]->payload, nullptr) << "the tombstone's letter has a null value";
+  EXPECT_EQ(headers_of(letters[2].get()).at("__connect.errors.exception.class.name"), "hbingest.Tombstone");
 
   const std::map<std::string, std::string> small_headers = {
       {"__connect.errors.topic", "events"},
