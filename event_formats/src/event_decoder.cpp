@@ -2,6 +2,9 @@
 
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
+#include "cell_text.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/keyspec/event_time.h"
 
@@ -148,12 +151,13 @@ class DecodedFields final : public MessageFields {
   }
 
   // Before each message: nothing is known of it yet.
-  void start(const MessageView& message, InputFormat* key_input) {
+  void start(const MessageView& message, InputFormat* key_input, bool json_key) {
     message_ = message;
     record_ = nullptr;
     type_value_.reset();
     time_value_.reset();
     key_input_ = key_input;
+    json_key_ = json_key;
     key_state_ = KeyState::unread;
     key_failure_.reset();
   }
@@ -174,7 +178,8 @@ class DecodedFields final : public MessageFields {
   std::optional<keyspec::FieldValue> time_value_;
 
  private:
-  enum class KeyState { unread, decoded, failed };
+  // scalar: a JSON key that is a string, number, boolean or null rather than an object.
+  enum class KeyState { unread, decoded, scalar, failed };
 
   // No character of the grammar's prefixes and paths, and not the key.
   static bool is_plain(std::string_view name) {
@@ -221,7 +226,10 @@ class DecodedFields final : public MessageFields {
       key_state_ = KeyState::failed;
       if (structured_key() && message_.key) {
         key_failure_ = key_input_->parse(*message_.key);
-        if (key_failure_) {
+        if (key_failure_ && json_key_ && key_failure_->reason == "not_an_object" && read_scalar_key()) {
+          key_failure_.reset();
+          key_state_ = KeyState::scalar;
+        } else if (key_failure_) {
           key_failure_->message = "Kafka key: " + key_failure_->message;
           if (key_failure_->kind == DecodeFailure::Kind::invalid) key_failure_->reason = "invalid_key";
         } else {
@@ -232,11 +240,33 @@ class DecodedFields final : public MessageFields {
     return key_state_ == KeyState::decoded ? &key_input_->record() : nullptr;
   }
 
+  // A JSON key that is not an object (Kafka Connect's JsonConverter writes "o-1" for a string key).
+  bool read_scalar_key() const {
+    const auto json = nlohmann::json::parse(*message_.key, nullptr, false);
+    if (json.is_discarded() || json.is_structured()) return false;
+    if (json.is_string()) {
+      key_scalar_text_ = json.get<std::string>();
+      key_scalar_ = std::string_view(key_scalar_text_);
+    } else if (json.is_boolean()) {
+      key_scalar_ = json.get<bool>();
+    } else if (json.is_number_integer() && !(json.is_number_unsigned() && json.get<std::uint64_t>() > INT64_MAX)) {
+      key_scalar_ = json.get<std::int64_t>();
+    } else if (json.is_number()) {
+      key_scalar_ = json.get<double>();
+    } else {
+      key_scalar_ = std::monostate{};
+    }
+    return true;
+  }
+
   std::optional<keyspec::FieldValue> key_value(const FieldPath& path) const {
     const bool whole = path.steps.empty();
     if (!message_.key) return whole ? std::optional<keyspec::FieldValue>(keyspec::FieldValue{}) : std::nullopt;
     if (!structured_key()) {
       return whole ? std::optional<keyspec::FieldValue>(keyspec::FieldValue{*message_.key}) : std::nullopt;
+    }
+    if (key_record() == nullptr && key_state_ == KeyState::scalar) {
+      return whole ? std::optional<keyspec::FieldValue>(key_scalar_) : std::nullopt;
     }
     const Record* key = key_record();
     if (key == nullptr) return std::nullopt;
@@ -251,6 +281,14 @@ class DecodedFields final : public MessageFields {
       return whole;
     }
     const Record* key = key_record();
+    if (key == nullptr && key_state_ == KeyState::scalar) {
+      if (!whole) return false;
+      if (const auto* text = std::get_if<std::string_view>(&key_scalar_)) out.append(*text);
+      if (const auto* b = std::get_if<bool>(&key_scalar_)) out.append(*b ? "true" : "false");
+      if (const auto* i = std::get_if<std::int64_t>(&key_scalar_)) append_integer(*i, out);
+      if (const auto* d = std::get_if<double>(&key_scalar_)) append_double(*d, out);
+      return true;
+    }
     if (key == nullptr) return false;
     if (!whole) return key->append_text_at(path, out);
     JsonObjectWriter writer(out);
@@ -306,7 +344,10 @@ class DecodedFields final : public MessageFields {
   MessageView message_;
   InputFormat* key_input_ = nullptr;  // the structured key format's; null for bytes and text
   mutable KeyState key_state_ = KeyState::unread;
+  bool json_key_ = false;  // the key format is json: a scalar JSON key is a key too
   mutable std::optional<DecodeFailure> key_failure_;
+  mutable keyspec::FieldValue key_scalar_;                                      // KeyState::scalar's value
+  mutable std::string key_scalar_text_;                                         // a string scalar's text, unescaped
   mutable std::map<std::string, std::optional<InputName>, std::less<>> names_;  // nullopt: does not parse
   mutable std::optional<InputName> uncached_;                                   // past kMaxCachedNames
 };
@@ -344,7 +385,8 @@ struct EventDecoder::Impl {
 
   // Starts the field view on `message`; with reads_key, decodes its key now.
   std::optional<DecodeFailure> start(const MessageView& message) {
-    fields.start(message, key_of(message.topic).input);
+    const KeyReading& key = key_of(message.topic);
+    fields.start(message, key.input, key.format == config::KeyFormat::json);
     if (!options.reads_key) return std::nullopt;
     return fields.decode_key();
   }
@@ -439,7 +481,8 @@ SchemaCacheStats EventDecoder::schema_cache_stats() const {
 
 std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, DecodedEvent& out) {
   const auto& config = impl_->config;
-  impl_->fields.start(message, impl_->key_of(message.topic).input);
+  const Impl::KeyReading& key = impl_->key_of(message.topic);
+  impl_->fields.start(message, key.input, key.format == config::KeyFormat::json);
   if (!message.payload) return invalid("tombstone", "the message has a null value (a tombstone)");
   const std::string_view payload = *message.payload;
   if (payload.size() > config.max_event_bytes) {

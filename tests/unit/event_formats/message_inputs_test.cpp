@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fake_schema_registry.h"
@@ -263,6 +264,28 @@ TEST_F(KeyFormats, EachStructuredFormatGivesTheKeysFields) {
       EXPECT_EQ(d.key_format_of("other"), config::KeyFormat::text);
     }
   }
+}
+
+TEST_F(KeyFormats, AJsonKeyMayBeAScalar) {
+  auto d = decoder("json", true);
+  DecodedEvent event;
+  Message m;
+  const std::vector<std::tuple<std::string, FieldValue, std::string>> cases = {
+      {R"("o-\"1")", FieldValue{std::string_view("o-\"1")}, "o-\"1"},
+      {"123", FieldValue{std::int64_t{123}}, "123"},
+      {"2.0", FieldValue{2.0}, "2.0"},
+      {"true", FieldValue{true}, "true"},
+      {"null", FieldValue{}, ""},
+  };
+  for (const auto& [key, value, cell] : cases) {
+    m.key = key;
+    ASSERT_FALSE(d.decode(m.view(), event)) << key;
+    EXPECT_EQ(d.fields().field("key"), value) << key;
+    EXPECT_EQ(text(d.fields(), "key"), cell) << key;
+    EXPECT_EQ(d.fields().field("key.a"), std::nullopt) << key;
+  }
+  m.key = "o-1";  // not JSON
+  EXPECT_EQ(d.decode(m.view(), event)->reason, "invalid_key");
 }
 
 TEST_F(KeyFormats, AKeyThatDoesNotDecodeIsInvalidOnlyWhenARouteReadsIt) {
