@@ -122,7 +122,7 @@ Row decode_row(event_formats::EventDecoder& decoder, const keyspec::KeySpec& spe
   const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
   if (auto error = spec.encode(decoder.fields(), meta, row.key)) throw std::runtime_error(error->message());
   routing::RowCells cells;
-  if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+  if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload_bytes()}, cells)) {
     throw std::runtime_error(error->message);
   }
   row.cells = std::move(cells.cells);
@@ -140,7 +140,7 @@ void check_same_rows(const std::vector<connectors::SourceMessage>& json,
     const Row got = decode_row(decoder, spec, mapping, framed[i]);
     const auto differ = [&](const std::string& what) {
       return std::runtime_error(std::string(bench::to_string(format)) + " event " + std::to_string(i) + " (" +
-                                json[i].payload + "): " + what + " differs from the JSON twin's");
+                                std::string(json[i].payload_bytes()) + "): " + what + " differs from the JSON twin's");
     };
     if (got.key != want.key) throw differ("the row key");
     if (got.event.event_type != want.event.event_type) throw differ("the event type");
@@ -164,7 +164,7 @@ Workload& workload(connectors::EventKind kind, bench::Format format) {
   static const bench::FormatEvents formats;
   slot = std::make_unique<Workload>();
   slot->input = messages(kind);
-  for (auto& message : slot->input) message.payload = formats.convert(message.payload, format);
+  for (auto& message : slot->input) message.payload = formats.convert(*message.payload, format);
   for (auto& schema : formats.schemas(format)) slot->registry.add(std::move(schema));
   return *slot;
 }
@@ -210,7 +210,7 @@ void BM_CpuPath(benchmark::State& state, connectors::EventKind kind, bench::Form
       state.SkipWithError(error->message().c_str());
       break;
     }
-    if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+    if (auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload_bytes()}, cells)) {
       state.SkipWithError(error->message.c_str());
       break;
     }

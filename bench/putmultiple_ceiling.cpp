@@ -97,7 +97,7 @@ std::vector<Batch> prebuild(const Args& args) {
         throw std::runtime_error("partition " + std::to_string(message.partition) + " offset " +
                                  std::to_string(message.offset) + ": key: " + error->message());
       }
-      if (const auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload}, cells)) {
+      if (const auto error = mapping.apply({decoder.record(), &decoder.fields(), message.payload_bytes()}, cells)) {
         throw std::runtime_error("partition " + std::to_string(message.partition) + " offset " +
                                  std::to_string(message.offset) + ": " + error->message);
       }

@@ -275,6 +275,12 @@ void check_decode(const Config& c, Reader& r) {
                    "unknown format '" + format + "': use json, avro, protobuf or json_schema");
     }
   }
+  for (const auto& [topic, format] : c.decode.topic_key_formats) {
+    if (!key_format_named(format)) {
+      r.problem_at("decode.topic_key_formats." + topic,
+                   "unknown key format '" + format + "': use bytes, text, json, avro, protobuf or json_schema");
+    }
+  }
 }
 
 // The registry: a URL the HTTP client can use, auth and TLS that fit it, and a URL wherever a
@@ -291,6 +297,21 @@ void check_schema_registry(const Config& c, Reader& r) {
       if (format && *format != EventFormat::json) {
         r.problem_at("decode.topic_formats." + topic,
                      "format '" + name + "' reads schemas from a registry: set schema_registry.url");
+      }
+    }
+    const auto reads_registry = [](KeyFormat format) {
+      const auto decoded = key_event_format(format);
+      return decoded && *decoded != EventFormat::json;
+    };
+    if (reads_registry(c.decode.key_format)) {
+      r.problem_at("decode.key_format", "key format '" + std::string(key_format_name(c.decode.key_format)) +
+                                            "' reads schemas from a registry: set schema_registry.url");
+    }
+    for (const auto& [topic, name] : c.decode.topic_key_formats) {
+      const auto format = key_format_named(name);
+      if (format && reads_registry(*format)) {
+        r.problem_at("decode.topic_key_formats." + topic,
+                     "key format '" + name + "' reads schemas from a registry: set schema_registry.url");
       }
     }
     if (sr.basic_auth.user || sr.basic_auth.password || sr.tls.ca_file || sr.tls.cert_file || sr.tls.key_file) {

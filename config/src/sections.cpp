@@ -536,6 +536,19 @@ const Options<DecodeConfig>& decode_options() {
                   "wire format (magic byte 0, schema id) with schemas from schema_registry."),
       string_map("topic_formats", &D::topic_formats,
                  "Per-topic exceptions to format: topic name → json, avro, protobuf or json_schema."),
+      enumeration("key_format", &D::key_format,
+                  {{"bytes", KeyFormat::bytes},
+                   {"text", KeyFormat::text},
+                   {"json", KeyFormat::json},
+                   {"avro", KeyFormat::avro},
+                   {"protobuf", KeyFormat::protobuf},
+                   {"json_schema", KeyFormat::json_schema}},
+                  "How message keys are read where a route names key or key.<path>: text (the key's bytes as a "
+                  "string), bytes (the same bytes, written as bytes), json, or avro, protobuf or json_schema in "
+                  "the Confluent wire format with the key schema (subject <topic>-key) from schema_registry. A key "
+                  "that does not decode makes its event invalid (reason invalid_key)."),
+      string_map("topic_key_formats", &D::topic_key_formats,
+                 "Per-topic exceptions to key_format: topic name → bytes, text, json, avro, protobuf or json_schema."),
       string("event_type_field", &D::event_type_field, "JSON field naming the event type (routes match on it)."),
       string("time_field", &D::time_field, "JSON field holding the event time."),
       enumeration("time_format", &D::time_format,
@@ -575,10 +588,12 @@ const Options<DecodeConfig>& decode_options() {
 const Options<SchemaRegistryConfig>& schema_registry_options() {
   using S = SchemaRegistryConfig;
   static const Options<S> options = {
-      optional_string("url", &S::url,
-                      "Base URL of the registry's Confluent REST API, http:// or https:// (Confluent: "
-                      "https://host:8081; Apicurio 2.x: http://host:8080/apis/ccompat/v7), without credentials. "
-                      "Required when decode.format or a decode.topic_formats value is avro, protobuf or json_schema."),
+      optional_string(
+          "url", &S::url,
+          "Base URL of the registry's Confluent REST API, http:// or https:// (Confluent: "
+          "https://host:8081; Apicurio 2.x: http://host:8080/apis/ccompat/v7), without credentials. "
+          "Required when decode.format, decode.key_format or a decode.topic_formats or decode.topic_key_formats value "
+          "is avro, protobuf or json_schema."),
       subsection("basic_auth", &S::basic_auth, &schema_registry_basic_auth_options,
                  "HTTP basic authentication (see schema_registry.basic_auth.*)."),
       subsection("tls", &S::tls, &schema_registry_tls_options,

@@ -122,22 +122,29 @@ RowMapping RowMapping::from_columns(const std::vector<config::ColumnConfig>& col
     }
     rule.type = *type;
     try {
-      const auto input = event_formats::parse_input_name(column.from);
       if (column.from == "*") {
         rule.kind = Rule::Kind::all_fields;
         if (!every_member) problem("from \"*\" writes one cell per field: write to: \"" + rule.family + ":*\"");
-      } else if (input.kind == event_formats::InputName::Kind::kafka_value) {
-        rule.raw_value = true;
-        if (every_member) problem("from kafka:value is one cell: name its qualifier (to: \"" + rule.family + ":raw\")");
-        if (rule.type != ValueType::bytes && rule.type != ValueType::text) {
-          problem("from kafka:value holds the message's bytes: type text or bytes, not " + column.type);
+      } else {
+        rule.input = event_formats::parse_input_name(column.from);
+        const bool raw = rule.input.source == event_formats::InputSource::kafka &&
+                         rule.input.kafka == event_formats::KafkaInput::value;
+        if (raw) {
+          rule.raw_value = true;
+          if (every_member) {
+            problem("from kafka:value is one cell: name its qualifier (to: \"" + rule.family + ":raw\")");
+          }
+          if (rule.type != ValueType::bytes && rule.type != ValueType::text) {
+            problem("from kafka:value holds the message's bytes: type text or bytes, not " + column.type);
+          }
+        } else if (every_member) {
+          rule.kind = Rule::Kind::members;
+          if (rule.input.source != event_formats::InputSource::value &&
+              rule.input.source != event_formats::InputSource::key) {
+            problem("to \"" + column.to + "\" names each cell after a member of a record of the value or key; '" +
+                    column.from + "' is not one (write to: \"family:qualifier\")");
+          }
         }
-      } else if (input.kind == event_formats::InputName::Kind::value) {
-        rule.value_path = input.path;
-        rule.kind = every_member ? Rule::Kind::members : Rule::Kind::input;
-      } else if (every_member) {
-        problem("to \"" + column.to + "\" names each cell after a member of a record of the value; '" + column.from +
-                "' is not one (write to: \"family:qualifier\")");
       }
     } catch (const std::invalid_argument& e) {
       problem(std::string("from: ") + e.what());
@@ -194,20 +201,13 @@ std::optional<MappingError> RowMapping::apply(const RowInputs& inputs, RowCells&
       continue;
     }
     if (rule.kind == Rule::Kind::members) {
-      if (inputs.value == nullptr) continue;
       MemberCells cells(rule, null_fields_, out);
-      inputs.value->visit_members(*rule.value_path, cells);
+      inputs.fields->visit_members(rule.input, cells);
       if (cells.error) return cells.error;
       continue;
     }
     // One input, one column.
-    std::optional<keyspec::FieldValue> value;
-    if (rule.value_path) {
-      if (inputs.value == nullptr) continue;
-      value = inputs.value->at(*rule.value_path);
-    } else if (inputs.fields != nullptr) {
-      value = inputs.fields->field(rule.from);
-    }
+    const auto value = inputs.fields->input(rule.input);
     if (!value) continue;  // absent: no cell, as a missing field writes none
     if (is_null(*value)) {
       if (null_fields_ == config::NullFields::empty) out.cells.push_back({rule.family, rule.qualifier, {}});
@@ -219,8 +219,8 @@ std::optional<MappingError> RowMapping::apply(const RowInputs& inputs, RowCells&
     cell.qualifier = rule.qualifier;
     if (rule.type != ValueType::text) {
       if (auto error = append_typed(rule, rule.qualifier, *value, cell.value)) return error;
-    } else if (!rule.value_path || !inputs.value->append_text_at(*rule.value_path, cell.value)) {
-      event_formats::append_value_text(*value, cell.value);
+    } else {
+      inputs.fields->append_text(rule.input, cell.value);
     }
   }
   return std::nullopt;
@@ -253,8 +253,9 @@ std::optional<std::pair<std::string, std::string>> RowMapping::packed_column() c
 }
 
 bool RowMapping::reads_value() const {
-  return std::any_of(rules_.begin(), rules_.end(),
-                     [](const Rule& rule) { return rule.raw_value || rule.value_path || rule.kind == Rule::Kind::all_fields; });
+  return std::any_of(rules_.begin(), rules_.end(), [](const Rule& rule) {
+    return rule.raw_value || rule.kind == Rule::Kind::all_fields || rule.input.reads_value();
+  });
 }
 
 }  // namespace hbingest::routing

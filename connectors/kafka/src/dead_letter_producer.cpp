@@ -82,7 +82,8 @@ std::vector<std::pair<std::string, std::string>> dead_letter_headers(const DeadL
 }
 
 DeadLetterRecord dead_letter_record(const DeadLetter& letter, std::size_t max_bytes) {
-  const std::string& payload = letter.original.payload;
+  // A tombstone's view has no data: produced as a null value again (ProducerRecord::payload).
+  const std::string_view payload = letter.original.payload_bytes();
   DeadLetterRecord record;
   record.key = letter.original.key;
   record.headers = dead_letter_headers(letter);
@@ -100,7 +101,7 @@ DeadLetterRecord dead_letter_record(const DeadLetter& letter, std::size_t max_by
   }
   const std::size_t used = key_bytes() + size_of(record.headers);
   const std::size_t room = letter.headers_only || used >= max_bytes ? 0 : max_bytes - used;
-  record.payload = std::string_view(payload).substr(0, room);
+  record.payload = payload.substr(0, room);
   return record;
 }
 

@@ -362,8 +362,27 @@ class KafkaSource::Impl {
     const std::int64_t ts = rd_kafka_message_timestamp(&msg, &type);
     out.timestamp_ms = type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : ts;
     if (msg.key != nullptr) out.key.emplace(static_cast<const char*>(msg.key), msg.key_len);
-    if (msg.payload != nullptr) out.payload.assign(static_cast<const char*>(msg.payload), msg.len);
+    if (msg.payload != nullptr) out.payload.emplace(static_cast<const char*>(msg.payload), msg.len);
+    copy_headers(msg, out.headers);
     return out;
+  }
+
+  // librdkafka parses a message's headers on first ask and answers __NOENT when there are none:
+  // a message without headers costs one call.
+  static void copy_headers(const rd_kafka_message_t& msg, std::vector<MessageHeader>& out) {
+    rd_kafka_headers_t* headers = nullptr;  // owned by the message
+    if (rd_kafka_message_headers(&msg, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR || headers == nullptr) return;
+    const std::size_t count = rd_kafka_header_cnt(headers);
+    out.reserve(count);
+    const char* name = nullptr;
+    const void* value = nullptr;
+    std::size_t size = 0;
+    for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+         ++i) {
+      auto& header = out.emplace_back();
+      header.name = name;
+      if (value != nullptr) header.value.emplace(static_cast<const char*>(value), size);
+    }
   }
 
   void report_async_commit_acknowledged(const std::vector<PartitionOffset>& offsets) {

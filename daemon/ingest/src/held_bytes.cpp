@@ -20,8 +20,16 @@ std::size_t heap_bytes(const std::string& s) {
 }  // namespace
 
 std::size_t held_bytes(const connectors::SourceMessage& message) {
-  std::size_t bytes = sizeof(message) + heap_bytes(message.topic) + heap_bytes(message.payload);
+  std::size_t bytes = sizeof(message) + heap_bytes(message.topic);
+  if (message.payload) bytes += heap_bytes(*message.payload);
   if (message.key) bytes += heap_bytes(*message.key);
+  if (!message.headers.empty()) {
+    bytes += heap_block(message.headers.capacity() * sizeof(connectors::MessageHeader));
+    for (const auto& header : message.headers) {
+      bytes += heap_bytes(header.name);
+      if (header.value) bytes += heap_bytes(*header.value);
+    }
+  }
   return bytes;
 }
 

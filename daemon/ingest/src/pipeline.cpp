@@ -202,7 +202,16 @@ void Pipeline::handle(connectors::SourceMessage&& message) {
 bool Pipeline::process(connectors::SourceMessage& message) {
   // Decoded before it is tracked: a message whose schema the registry cannot give now is not
   // tracked at all, so the partition's commits stop below it while it waits (hold_for_schema).
-  auto decoded = decoder_.decode({message.topic, message.payload, message.timestamp_ms}, event_);
+  header_views_.clear();
+  for (const auto& header : message.headers) header_views_.push_back({header.name, header.value});
+  auto decoded = decoder_.decode({.topic = message.topic,
+                                  .payload = message.payload,
+                                  .timestamp_ms = message.timestamp_ms,
+                                  .partition = message.partition,
+                                  .offset = message.offset,
+                                  .key = message.key,
+                                  .headers = header_views_},
+                                 event_);
   if (decoded && decoded->kind == event_formats::DecodeFailure::Kind::unavailable) {
     schema_wait_ = std::move(*decoded);
     return false;
@@ -219,12 +228,12 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   ++stats_.consumed;
 
   if (decoded) {
-    observer_.on_consumed(message.topic, "", message.payload.size());
+    observer_.on_consumed(message.topic, "", message.payload_bytes().size());
     auto failure = std::move(*decoded);
     reject(std::move(message), generation, "decode", failure.reason, failure.message, true, failure.schema_id);
     return true;
   }
-  observer_.on_consumed(message.topic, event_.event_type, message.payload.size());
+  observer_.on_consumed(message.topic, event_.event_type, message.payload_bytes().size());
 
   const routing::Route* route = routes_.find(message.topic, event_.event_type);
   if (route == nullptr) {
@@ -300,7 +309,7 @@ bool Pipeline::process(connectors::SourceMessage& message) {
     reject(std::move(message), generation, "route", "table_not_allowed", table_problem_);
     return true;
   }
-  if (auto error = route->columns.apply({decoder_.record(), &decoder_.fields(), message.payload}, row_cells_)) {
+  if (auto error = route->columns.apply({decoder_.record(), &decoder_.fields(), message.payload_bytes()}, row_cells_)) {
     reject(std::move(message), generation, "decode", error->reason, error->message);
     return true;
   }

@@ -171,7 +171,7 @@ TEST_F(KafkaIntegration, ConsumeCommitAndResumeInTheSameGroup) {
       EXPECT_EQ("v" + m.key->substr(1), m.payload);
       EXPECT_GT(m.timestamp_ms, 0);
       EXPECT_EQ(m.offset, count_per_partition[m.partition]++) << "offsets arrive in order per partition";
-      payloads.insert(m.payload);
+      payloads.insert(m.payload.value_or("<null>"));
     }
     EXPECT_EQ(payloads.size(), static_cast<std::size_t>(kMessages));
 
@@ -375,9 +375,13 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
   const auto record = [&](DeadLetterOutcome outcome, const std::string& e) { results.emplace_back(outcome, e); };
   producer.send(std::make_shared<DeadLetter>(small), record);
   producer.send(std::make_shared<DeadLetter>(big), record);
+  DeadLetter tombstone = small;  // a dead-lettered tombstone stays one: a null value, not an empty one
+  tombstone.original.payload.reset();
+  tombstone.exception_class = "hbingest.Tombstone";
+  producer.send(std::make_shared<DeadLetter>(tombstone), record);
   EXPECT_TRUE(results.empty()) << "done must not run inside send()";
   ASSERT_TRUE(producer.flush(60s));
-  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(results.size(), 3u);
   for (const auto& [outcome, error] : results) EXPECT_EQ(outcome, DeadLetterOutcome::delivered) << error;
 
   std::array<char, 512> errstr{};
@@ -394,13 +398,15 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
 
   std::vector<std::unique_ptr<rd_kafka_message_t, RawDeleter>> letters;
   const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  while (letters.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+  while (letters.size() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::unique_ptr<rd_kafka_message_t, RawDeleter> msg(rd_kafka_consumer_poll(consumer.get(), 200));
     if (!msg) continue;
     ASSERT_EQ(msg->err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_message_errstr(msg.get());
     letters.push_back(std::move(msg));
   }
-  ASSERT_EQ(letters.size(), 2u);
+  ASSERT_EQ(letters.size(), 3u);
+  EXPECT_EQ(letters[2]->payload, nullptr) << "the tombstone's letter has a null value";
+  EXPECT_EQ(headers_of(letters[2].get()).at("__connect.errors.exception.class.name"), "hbingest.Tombstone");
 
   const std::map<std::string, std::string> small_headers = {
       {"__connect.errors.topic", "events"},
@@ -420,8 +426,81 @@ TEST_F(KafkaIntegration, DeadLettersLandWithKafkaConnectHeaders) {
   EXPECT_EQ(big_headers.at("__connect.errors.partition"), "0");
   EXPECT_EQ(big_headers.at("__connect.errors.exception.class.name"), "hbingest.EventTooLarge");
   EXPECT_EQ(letters[1]->key, nullptr) << "a missing original key stays missing";
-  ASSERT_EQ(letters[1]->len, big.original.payload.size());
+  ASSERT_EQ(letters[1]->len, big.original.payload->size());
   EXPECT_EQ(std::string(static_cast<const char*>(letters[1]->payload), letters[1]->len), big.original.payload);
+}
+
+// librdkafka's own producer: KafkaProducer gives no way to send a header without a value.
+struct RdKafkaDeleter {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+
+TEST_F(KafkaIntegration, KeysHeadersAndTombstonesArriveAsProduced) {
+  const std::string topic = "hbi-kafka-inputs-" + suffix_;
+  {
+    KafkaProducer admin(producer_options());
+    // A header of 1 MiB needs the topic to accept it (broker default is about 1 MB).
+    ASSERT_TRUE(admin.create_topic(topic, 1, 1, {{"max.message.bytes", "10485760"}}, 30s));
+  }
+  struct Produced {
+    std::optional<std::string> key;
+    std::optional<std::string> value;
+    std::vector<MessageHeader> headers;
+  };
+  const std::vector<Produced> produced = {
+      {"k", "v", {{"a", "1"}, {"none", std::nullopt}, {"a", "2"}, {"empty", ""}, {"big", std::string(1 << 20, 'h')}}},
+      {std::nullopt, "null key", {}},
+      {"", "", {{"e", ""}}},                                              // empty key, empty value
+      {std::string("\0\xff\x01k", 4), std::nullopt, {{"op", "delete"}}},  // a tombstone with a binary key
+  };
+  {
+    char error[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    int failures = 0;
+    ASSERT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap_.c_str(), error, sizeof error), RD_KAFKA_CONF_OK);
+    ASSERT_EQ(rd_kafka_conf_set(conf, "message.max.bytes", "10485760", error, sizeof error), RD_KAFKA_CONF_OK);
+    rd_kafka_conf_set_opaque(conf, &failures);
+    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+      if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) ++*static_cast<int*>(opaque);
+    });
+    std::unique_ptr<rd_kafka_t, RdKafkaDeleter> rk(rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error));
+    ASSERT_NE(rk, nullptr) << error;
+    for (const auto& p : produced) {
+      rd_kafka_headers_t* headers = rd_kafka_headers_new(p.headers.size());
+      for (const auto& h : p.headers) {
+        rd_kafka_header_add(headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                            h.value ? h.value->data() : nullptr, h.value ? static_cast<ssize_t>(h.value->size()) : 0);
+      }
+      // Null pointers for a null key and a null value (the macros cast their arguments unparenthesized).
+      void* key = p.key ? const_cast<char*>(p.key->data()) : nullptr;
+      const std::size_t key_size = p.key ? p.key->size() : 0;
+      void* value = p.value ? const_cast<char*>(p.value->data()) : nullptr;
+      const std::size_t value_size = p.value ? p.value->size() : 0;
+      const rd_kafka_resp_err_t err =
+          rd_kafka_producev(rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
+                            RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
+                            RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // else the message owns them
+      ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
+    }
+    ASSERT_EQ(rd_kafka_flush(rk.get(), 60000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    ASSERT_EQ(failures, 0);
+  }
+
+  KafkaSource source(source_options(topic, "hbi-kafka-inputs-group-" + suffix_));
+  const auto messages = poll_until(source, produced.size());
+  ASSERT_EQ(messages.size(), produced.size());
+  for (std::size_t i = 0; i < produced.size(); ++i) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    EXPECT_EQ(messages[i].offset, static_cast<std::int64_t>(i));
+    EXPECT_EQ(messages[i].key, produced[i].key) << "null, empty and binary keys apart";
+    EXPECT_EQ(messages[i].payload, produced[i].value) << "a tombstone is a null value, not an empty one";
+    ASSERT_EQ(messages[i].headers.size(), produced[i].headers.size());
+    for (std::size_t h = 0; h < produced[i].headers.size(); ++h) {
+      EXPECT_EQ(messages[i].headers[h].name, produced[i].headers[h].name) << h;
+      EXPECT_EQ(messages[i].headers[h].value, produced[i].headers[h].value) << "header " << h << " in order";
+    }
+  }
 }
 
 }  // namespace

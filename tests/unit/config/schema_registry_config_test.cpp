@@ -102,6 +102,30 @@ TEST(SchemaRegistryConfig, AFormatWithSchemasNeedsTheUrl) {
   EXPECT_THAT(problems_of("decode: {format: avro}\nschema_registry: {url: http://127.0.0.1:18081}\n"), IsEmpty());
 }
 
+TEST(SchemaRegistryConfig, KeyFormatsReadAndAStructuredOneNeedsTheUrl) {
+  const auto result = try_load_config_text(std::string(kMinimal) + R"(decode:
+  key_format: bytes
+  topic_key_formats: {orders: avro, users: json}
+schema_registry: {url: http://127.0.0.1:18081}
+)",
+                                           "test.yaml");
+  ASSERT_THAT(result.problems, IsEmpty());
+  EXPECT_EQ(result.config.decode.key_format, KeyFormat::bytes);
+  EXPECT_EQ(result.config.decode.topic_key_formats.at("orders"), "avro");
+  EXPECT_EQ(try_load_config_text(kMinimal, "test.yaml").config.decode.key_format, KeyFormat::text) << "the default";
+
+  EXPECT_THAT(
+      problems_of("decode: {key_format: protobuf}\n"),
+      Contains(AllOf(HasSubstr("decode.key_format"), HasSubstr("'protobuf'"), HasSubstr("schema_registry.url"))));
+  EXPECT_THAT(problems_of("decode: {topic_key_formats: {orders: json_schema}}\n"),
+              Contains(AllOf(HasSubstr("decode.topic_key_formats.orders"), HasSubstr("schema_registry.url"))));
+  EXPECT_THAT(problems_of("decode: {key_format: json, topic_key_formats: {a: text, b: bytes}}\n"), IsEmpty())
+      << "json, text and bytes keys need no registry";
+  EXPECT_THAT(problems_of("decode: {topic_key_formats: {orders: string}}\n"),
+              Contains(AllOf(HasSubstr("decode.topic_key_formats.orders"), HasSubstr("unknown key format 'string'"))));
+  EXPECT_THAT(problems_of("decode: {key_format: string}\n"), Contains(HasSubstr("decode.key_format")));
+}
+
 TEST(SchemaRegistryConfig, RejectsUrlsAndSettingsTheClientCannotUse) {
   EXPECT_THAT(problems_of("schema_registry: {url: 'registry:8081'}\n"),
               Contains(AllOf(HasSubstr("schema_registry.url"), HasSubstr("http:// or https://"))));

@@ -459,7 +459,7 @@ class FakeDeadLetters final : public connectors::DeadLetterSink {
     }
     if (failing_.contains(offset)) return {connectors::DeadLetterOutcome::failed, "fake: no ACL"};
     if (rejected_.contains(offset)) return {connectors::DeadLetterOutcome::rejected, "fake: INVALID_RECORD"};
-    if (!letter.headers_only && letter.original.payload.size() > max_record_bytes_) {
+    if (!letter.headers_only && letter.original.payload_bytes().size() > max_record_bytes_) {
       return {connectors::DeadLetterOutcome::rejected, "fake: MSG_SIZE_TOO_LARGE"};
     }
     return {connectors::DeadLetterOutcome::delivered, ""};

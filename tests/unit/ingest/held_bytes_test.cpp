@@ -37,7 +37,8 @@ struct Held {
 
 // Decodes `count` messages and keeps each as the pipeline does (message + row), measuring the
 // heap they hold with mallinfo2 and what held_bytes() says of them.
-Held hold(config::ColumnsMode columns, int count, const std::function<std::string(int)>& payload) {
+// Each message carries `headers` Kafka headers (names and values past the inline string capacity).
+Held hold(config::ColumnsMode columns, int count, const std::function<std::string(int)>& payload, int headers = 0) {
   config::DecodeConfig decode;
   decode.columns = columns;
   decode.max_event_bytes = 16 * 1024 * 1024;
@@ -58,11 +59,14 @@ Held hold(config::ColumnsMode columns, int count, const std::function<std::strin
   rows.reserve(count);
   for (int n = 0; n < count; ++n) {
     connectors::SourceMessage message{"events", 3, n, -1, std::nullopt, payloads[n]};
+    for (int h = 0; h < headers; ++h) {
+      message.headers.push_back({"x-trace-header-" + std::to_string(h), std::string(40, 'v')});
+    }
     const auto invalid = decoder.decode({message.topic, message.payload, message.timestamp_ms}, event);
     EXPECT_FALSE(invalid.has_value()) << invalid->message;
     connectors::RowMutation row;
     row.row = "00login" + std::string(24, 'k') + std::to_string(n);
-    row.cells = testing::default_cells(decoder, decode, message.payload);
+    row.cells = testing::default_cells(decoder, decode, message.payload_bytes());
     held.counted += held_bytes(message) + held_bytes(row);
     messages.push_back(std::move(message));
     rows.push_back(std::move(row));
@@ -87,6 +91,7 @@ TEST(HeldBytes, MatchesTheHeapPerColumnsModeAndForWideEvents) {
   expect_close(hold(config::ColumnsMode::both, 2000, event_with_text), "columns: both");
   expect_close(hold(config::ColumnsMode::fields, 20, [](int n) { return event_with_fields(10000, n); }),
                "10,000 fields");
+  expect_close(hold(config::ColumnsMode::fields, 2000, event_with_text, 8), "8 headers");
 }
 
 // Tombstones and null fields under delete_cell: rows that are keys and deleted columns only.

@@ -63,7 +63,7 @@ std::map<std::string, std::string> header_map(const std::vector<std::pair<std::s
 TEST(DeadLetterRecord, LetterThatFitsGoesWholeAndInPlace) {
   const DeadLetter letter = sample_letter();
   const auto record = dead_letter_record(letter, kMinLetterBytes);
-  EXPECT_EQ(record.payload.data(), letter.original.payload.data()) << "a view of the letter, not a copy";
+  EXPECT_EQ(record.payload.data(), letter.original.payload->data()) << "a view of the letter, not a copy";
   EXPECT_EQ(record.payload, letter.original.payload);
   ASSERT_TRUE(record.key);
   EXPECT_EQ(record.key->data(), letter.original.key->data());
@@ -76,8 +76,8 @@ TEST(DeadLetterRecord, LongerPayloadIsCutToTheBoundWithItsSizeAndDigest) {
   const auto record = dead_letter_record(letter, 8192);
   EXPECT_LE(record_bytes(record), 8192u);
   EXPECT_GT(record_bytes(record), 8192u - 64) << "the payload keeps what fits";
-  EXPECT_EQ(record.payload, std::string_view(letter.original.payload).substr(0, record.payload.size()));
-  EXPECT_EQ(record.payload.data(), letter.original.payload.data());
+  EXPECT_EQ(record.payload, letter.original.payload_bytes().substr(0, record.payload.size()));
+  EXPECT_EQ(record.payload.data(), letter.original.payload->data());
   const auto headers = header_map(record.headers);
   EXPECT_EQ(headers.at("__hbingest.truncated"), "true");
   EXPECT_EQ(headers.at("__hbingest.original.size"), "50000");
@@ -102,6 +102,17 @@ TEST(DeadLetterRecord, HeadersOnlyLetterCarriesNoPayload) {
   ASSERT_TRUE(record.key) << "a key that fits is kept";
 }
 
+TEST(DeadLetterRecord, TombstoneStaysANullValueAndAnEmptyValueStaysEmpty) {
+  DeadLetter letter = sample_letter();
+  letter.original.payload.reset();
+  const auto tombstone = dead_letter_record(letter, kMinLetterBytes);
+  EXPECT_EQ(tombstone.payload.data(), nullptr) << "produced as a null value (ProducerRecord::payload)";
+  letter.original.payload.emplace();
+  const auto empty = dead_letter_record(letter, kMinLetterBytes);
+  EXPECT_NE(empty.payload.data(), nullptr);
+  EXPECT_TRUE(empty.payload.empty());
+}
+
 TEST(DeadLetterRecord, KeyThatDoesNotFitBesideTheHeadersIsDropped) {
   DeadLetter letter = sample_letter();
   letter.original.key = std::string(10000, 'k');
@@ -111,7 +122,7 @@ TEST(DeadLetterRecord, KeyThatDoesNotFitBesideTheHeadersIsDropped) {
   EXPECT_LE(record_bytes(record), kMinLetterBytes);
   const auto headers = header_map(record.headers);
   EXPECT_EQ(headers.at("__hbingest.key.dropped"), "true");
-  EXPECT_EQ(headers.at("__hbingest.original.size"), std::to_string(letter.original.payload.size()));
+  EXPECT_EQ(headers.at("__hbingest.original.size"), std::to_string(letter.original.payload->size()));
 }
 
 TEST(DeadLetterRecord, LongReasonIsCutOnACharacterBoundary) {
@@ -138,7 +149,7 @@ TEST(DeadLetterRecord, NeverExceedsTheBound) {
           letter.original.topic = std::string(249, 't');
           letter.original.partition = std::numeric_limits<std::int32_t>::max();
           letter.original.offset = std::numeric_limits<std::int64_t>::max();
-          letter.original.payload.assign(payload, 'p');
+          letter.original.payload = std::string(payload, 'p');
           if (key > 0) letter.original.key = std::string(key, 'k');
           letter.exception_message.assign(5000, 'r');
           letter.headers_only = headers_only;
@@ -173,7 +184,7 @@ TEST(DeadLetterProducer, OversizedLetterIsReportedFromPollNotFromSend) {
   options.producer.properties = {{"message.max.bytes", "1000"}};
   KafkaDeadLetterProducer producer(options);
   auto letter = std::make_shared<DeadLetter>(sample_letter());
-  letter->original.payload.assign(5000, 'x');
+  letter->original.payload = std::string(5000, 'x');
   int calls = 0;
   auto outcome = DeadLetterOutcome::delivered;
   std::string error;
@@ -222,7 +233,7 @@ TEST(DeadLetterProducer, LongLetterArrivesCutWithItsSizeAndDigest) {
   KafkaDeadLetterProducer producer(options);
   auto letter = std::make_shared<DeadLetter>(sample_letter());
   letter->original.payload = patterned_payload();
-  const std::string original = letter->original.payload;
+  const std::string original = *letter->original.payload;
   auto outcome = DeadLetterOutcome::failed;
   // The producer's reference is the only one left: librdkafka reads the letter in place, so it
   // must be kept alive until the delivery report (ASan sees it otherwise).

@@ -76,6 +76,15 @@ enum class EventFormat { json, avro, protobuf, json_schema };
 // "json", "avro", "protobuf", "json_schema": what decode.format and decode.topic_formats accept.
 std::optional<EventFormat> event_format_named(std::string_view name);
 std::string_view event_format_name(EventFormat format);
+// How a Kafka message key is read where a route names `key` or `key.<path>` (docs/rows.md, "Inputs"):
+// its bytes as text, the same bytes typed as bytes (for cells), or decoded like a value, JSON text
+// or Confluent-framed Avro, Protobuf or JSON Schema (a key schema, subject "<topic>-key").
+enum class KeyFormat { bytes, text, json, avro, protobuf, json_schema };
+// "bytes", "text", and the event format names: what decode.key_format and decode.topic_key_formats accept.
+std::optional<KeyFormat> key_format_named(std::string_view name);
+std::string_view key_format_name(KeyFormat format);
+// The event format that decodes a structured key; nullopt for bytes and text.
+std::optional<EventFormat> key_event_format(KeyFormat format);
 enum class UnknownType { dlq, default_route, skip };
 // What a null field of an event writes (docs/rows.md): nothing, an empty cell, or a delete of the
 // column (every version up to the event time: Confluent's HBase sink's semantics).
@@ -88,6 +97,9 @@ struct DecodeConfig {
   EventFormat format = EventFormat::json;
   // Topics whose values are written otherwise: topic → format name (event_format_named).
   std::map<std::string, std::string, std::less<>> topic_formats{};
+  KeyFormat key_format = KeyFormat::text;
+  // Topics whose keys are written otherwise: topic → key format name (key_format_named).
+  std::map<std::string, std::string, std::less<>> topic_key_formats{};
   std::string event_type_field = "event_id";
   std::string time_field = "ts";
   TimeFormat time_format = TimeFormat::auto_detect;

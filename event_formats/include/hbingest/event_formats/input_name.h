@@ -1,13 +1,16 @@
 #pragma once
-// The one grammar of input names (docs/rows.md, "Inputs"): what a row mapping's `from:`, a key spec's
-// `field:` and a table template's ${field:...} may name.
+// What a row mapping (`from:`), a key spec field and a table template (`${field:...}`) name: one
+// grammar for every input of a Kafka message (docs/rows.md, "Inputs").
+//
 //   payment.amount, items[0].sku   a path into the message value (field_path.h)
-//   value.PATH                     the same, explicitly (a value field named `key` or `value`)
-//   key, key.PATH                  the Kafka message key, decoded by its key format; a field of it
-//   header:NAME                    a Kafka header's value (the last one of that name)
-//   kafka:topic|partition|offset|timestamp|key|value   metadata; the key's and value's raw bytes
+//   value.<path>                   the same, explicit: a value field named "key", or with ':' in its name
+//   key                            the message key, read by its topic's key format (decode.key_format)
+//   key.<path>                     a field of the decoded key (json, avro, protobuf, json_schema keys)
+//   header:<name>                  the value of the last header of that name
+//   kafka:topic|partition|offset|timestamp|key|value   metadata, and the key's and value's raw bytes
+//
+// A bare "value" is the value field named "value" (nothing else is whole-value but kafka:value).
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,25 +18,27 @@
 
 namespace hbingest::event_formats {
 
+enum class InputSource { value, key, header, kafka };
+enum class KafkaInput { topic, partition, offset, timestamp, key, value };
+
 struct InputName {
-  enum class Kind {
-    value,  // path into the value
-    key,    // the whole decoded key (path empty) or a path into it
-    header,
-    kafka_topic,
-    kafka_partition,
-    kafka_offset,
-    kafka_timestamp,
-    kafka_key,    // the key's bytes as received
-    kafka_value,  // the value's bytes as received
-  };
-  Kind kind = Kind::value;
-  std::optional<FieldPath> path;  // value: always; key: when a field of it is named
-  std::string header;             // header: its name
-  bool reads_value() const { return kind == Kind::value || kind == Kind::kafka_value; }
+  InputSource source = InputSource::value;
+  // value: the path into the value; key: the path into the decoded key, no steps for the whole key.
+  FieldPath path;
+  std::string header;                    // header: its name
+  KafkaInput kafka = KafkaInput::topic;  // kafka: which
+  std::string text;                      // as written, for messages
+
+  // Whether reading it needs the decoded key (key, key.<path>), or anything of the value (a value
+  // path, kafka:value): a route computing a delete's row key from a tombstone may read neither of
+  // the value's.
+  bool reads_decoded_key() const { return source == InputSource::key; }
+  bool reads_value() const {
+    return source == InputSource::value || (source == InputSource::kafka && kafka == KafkaInput::value);
+  }
 };
 
-// Throws FieldPathError (an std::invalid_argument) naming what is wrong.
+// Throws FieldPathError naming the byte position and what was expected.
 InputName parse_input_name(std::string_view text);
 
 }  // namespace hbingest::event_formats

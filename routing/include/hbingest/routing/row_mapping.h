@@ -12,7 +12,8 @@
 
 #include "hbingest/config/config.h"
 #include "hbingest/connectors/hbase_types.h"
-#include "hbingest/event_formats/field_path.h"
+#include "hbingest/event_formats/input_name.h"
+#include "hbingest/event_formats/message_fields.h"
 #include "hbingest/event_formats/record.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/routing/value_type.h"
@@ -21,9 +22,9 @@ namespace hbingest::routing {
 
 // What a mapping reads of one event.
 struct RowInputs {
-  const event_formats::Record* value = nullptr;  // the decoded value; null for a tombstone
-  const keyspec::EventFields* fields = nullptr;  // every input name (key, header:NAME, kafka:...)
-  std::string_view raw_value;                    // the message value's bytes as received
+  const event_formats::Record* value = nullptr;         // the decoded value; null for a tombstone
+  const event_formats::MessageFields* fields = nullptr;  // every input (value paths, key, headers, kafka:)
+  std::string_view raw_value;                           // the message value's bytes as received
 };
 
 // What a mapping made of one event.
@@ -52,11 +53,9 @@ class RowMapping {
       input,       // from one input, to "family:qualifier"
     };
     Kind kind = Kind::input;
-    std::string from;  // as configured
-    // For value paths: the path into the value; for other inputs (key, header:, kafka:) nullopt and
-    // `from` is given to RowInputs::fields.
-    std::optional<event_formats::FieldPath> value_path;
-    bool raw_value = false;  // kafka:value: the message bytes as received (the packed row)
+    std::string from;                  // as configured
+    event_formats::InputName input{};  // input / members: what it reads
+    bool raw_value = false;            // kafka:value: the message bytes as received (the packed row)
     std::string family;
     std::string qualifier;  // empty for all_fields / members
     ValueType type = ValueType::text;

@@ -33,7 +33,7 @@ struct KafkaProducerOptions {
 struct ProducerRecord {
   std::string_view topic;
   std::optional<std::string_view> key;  // nullopt: no key (partitioner picks at random)
-  std::string_view payload;
+  std::string_view payload;             // data() == nullptr: a null value (a tombstone); else bytes, maybe none
   std::vector<std::pair<std::string, std::string>> headers;
   std::int32_t partition = -1;  // -1: the partitioner decides
   // Null: produce() copies key and payload. Otherwise they point into memory `owner` keeps alive;

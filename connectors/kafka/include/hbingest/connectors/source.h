@@ -44,13 +44,25 @@ struct PartitionOffset {
   std::int64_t offset = 0;  // the next offset to consume (Kafka commit semantics: last stored + 1)
 };
 
+// A Kafka record header. Names may repeat; a header without a value (null) is not one with "".
+struct MessageHeader {
+  std::string name;
+  std::optional<std::string> value;
+  friend bool operator==(const MessageHeader&, const MessageHeader&) = default;
+};
+
 struct SourceMessage {
   std::string topic;
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   std::int64_t timestamp_ms = -1;  // -1: none
-  std::optional<std::string> key;
-  std::string payload;
+  std::optional<std::string> key;  // nullopt: a null key (not the same as an empty one)
+  // nullopt: a null value, a tombstone (compacted topics: "delete this key"), not an empty value.
+  std::optional<std::string> payload;
+  std::vector<MessageHeader> headers{};  // in the order the producer gave them; empty when none
+
+  // The value's bytes, a tombstone's as none.
+  std::string_view payload_bytes() const { return payload ? std::string_view(*payload) : std::string_view(); }
 };
 
 // Called from inside Source::poll() on the polling thread. A poll() that serves a revoke or a loss

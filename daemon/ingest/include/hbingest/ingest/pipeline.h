@@ -212,7 +212,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   std::optional<std::pair<std::int64_t, std::chrono::steady_clock::time_point>> clock_anchor_;
 
   event_formats::EventDecoder decoder_;
-  event_formats::DecodedEvent event_;  // reused: its buffers keep their capacity between events
+  event_formats::DecodedEvent event_;                    // reused: its buffers keep their capacity between events
+  std::vector<event_formats::HeaderView> header_views_;  // the current message's headers, as decode() reads them
   std::string key_;
   routing::RowCells row_cells_;  // reused: the mapping's output for the current event
   // The tables each templated route made so far, bounded by its max_tables (a hostile producer
