@@ -89,6 +89,30 @@ def test_bad_parameters_are_400_naming_the_parameter(ingested, params, parameter
     assert status == 400 and body["parameter"] == parameter, body
 
 
+@pytest.mark.parametrize("params,parameter", [
+    ({"event_id": "login", "from": "2", "to": "1"}, "from"),
+    ({"event_id": "login", "limit": "0"}, "limit"),
+    ({"event_id": "login", "limit": "5001"}, "limit"),
+    ({"event_id": "login", "order": "sideways"}, "order"),
+    ({"event_id": "login", "columns": "user_id,"}, "columns"),
+    ({"event_id": "signup"}, "event_id"),
+])
+def test_the_cli_refuses_what_http_refuses_with_the_same_reason(ingested, params, parameter):
+    """One request model: /v1/events says "parameter 'x': <reason>", `hbingest query` "--x: <reason>"."""
+    status, body = query_events(ingested["daemon"], **params)
+    assert status == 400 and body["parameter"] == parameter, body
+    prefix = f"parameter '{parameter}': "
+    assert body["error"].startswith(prefix), body
+    reason = body["error"][len(prefix):]
+    args = ["query", "--config", str(ingested["config"])]
+    for name, value in params.items():
+        args += ["--" + name.replace("_", "-"), value]
+    cli = run_hbingest(*args, check=False)
+    assert cli.returncode == 2, cli.stderr
+    option = "--" + parameter.replace("_", "-")
+    assert cli.stderr.startswith(f"hbingest query: {option}: {reason}"), (cli.stderr, reason)
+
+
 def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
     server = serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
     try:
