@@ -776,8 +776,10 @@ const Options<QueryConfig>& query_options() {
       integer("chunk_rows", &Q::chunk_rows, 1, 100000, "Rows fetched per scanner call."),
       integer("prefetch_chunks", &Q::prefetch_chunks, 1, 64, "Chunks buffered ahead per scan."),
       duration("deadline", &Q::deadline, 1ms, 10min, "A query not done by then fails with a timeout."),
-      integer("max_limit", &Q::max_limit, 1, 10 * kMillion, "Largest row limit a query may ask for."),
-      integer("default_limit", &Q::default_limit, 1, 10 * kMillion, "Row limit when the query names none."),
+      integer("max_limit", &Q::max_limit, 1, 10 * kMillion,
+              "Largest row limit a query may ask for (/v1/events and hbingest query)."),
+      integer("default_limit", &Q::default_limit, 1, 10 * kMillion,
+              "Row limit when the query names none (a full-table export of hbingest query has none)."),
   };
   return options;
 }

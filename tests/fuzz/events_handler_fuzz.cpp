@@ -1,8 +1,8 @@
 // libFuzzer target: GET /v1/events query parameters → EventsHandler, no sockets.
 // Input: a query string "name=value&name=value..." (already decoded, any bytes); an input starting
 // with '!' also sends "Accept: application/x-ndjson". The handler runs over a QueryEngine whose
-// scanners return no rows, so what is exercised is parameter parsing (event_id, from/to through
-// query::parse_time_arg, limit, order, columns through query::parse_columns) and planning.
+// scanners return no rows, so what is exercised is the request model (query::parse_events_request:
+// event_id, from/to, limit, order, columns; query::build_query: the route, columns, planning).
 // Properties: nothing crashes or throws; every answer is 200 or 400 with a JSON body, and a 400 names
 // the offending parameter.
 #include <cstddef>

@@ -217,7 +217,9 @@ QueryEngine::QueryEngine(connectors::ScannerFactory& factory, EngineOptions opti
   }
 }
 
-std::vector<keyspec::ScanRange> QueryEngine::plan(const Query& query) const {
+std::vector<keyspec::ScanRange> QueryEngine::plan(const Query& query) const { return plan_query(query); }
+
+std::vector<keyspec::ScanRange> plan_query(const Query& query) {
   if (!query.spec) throw QueryError("query on table '" + query.table + "' has no key spec");
   if (query.full_table_splits) {
     if (query.merge != MergeBy::key) {

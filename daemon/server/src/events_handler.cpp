@@ -1,9 +1,6 @@
 #include "hbingest/server/events_handler.h"
 
-#include "hbingest/query/columns.h"
-
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -11,7 +8,7 @@
 #include <vector>
 
 #include "hbingest/connectors/hbase_types.h"
-#include "hbingest/query/time_arg.h"
+#include "hbingest/query/events_request.h"
 #include "hbingest/server/bearer_auth.h"
 #include "hbingest/server/row_json.h"
 
@@ -22,18 +19,6 @@ namespace hbingest::server {
 namespace {
 
 constexpr std::string_view kNdjson = "application/x-ndjson";
-constexpr std::string_view kKnownParams[] = {"event_id", "from", "to", "limit", "order", "columns"};
-
-// Bad input, naming the offending parameter.
-class BadParameter : public std::invalid_argument {
- public:
-  BadParameter(std::string parameter, const std::string& message)
-      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
-  const std::string& parameter() const noexcept { return parameter_; }
-
- private:
-  std::string parameter_;
-};
 
 HttpResponse json_response(int status, const nlohmann::json& body) {
   HttpResponse res;
@@ -44,57 +29,6 @@ HttpResponse json_response(int status, const nlohmann::json& body) {
 
 HttpResponse error_response(int status, const std::string& message) {
   return json_response(status, {{"error", message}});
-}
-
-std::optional<std::string> single_param(const HttpRequest& request, std::string_view name) {
-  std::optional<std::string> value;
-  for (const auto& [key, v] : request.params) {
-    if (key != name) continue;
-    if (value) throw BadParameter(std::string(name), "parameter '" + std::string(name) + "' given more than once");
-    value = v;
-  }
-  return value;
-}
-
-std::optional<std::int64_t> time_param(const HttpRequest& request, std::string_view name) {
-  const auto text = single_param(request, name);
-  if (!text) return std::nullopt;
-  try {
-    return query::parse_time_arg(*text);
-  } catch (const std::invalid_argument& e) {
-    throw BadParameter(std::string(name), "bad time in '" + std::string(name) + "': " + e.what());
-  }
-}
-
-std::size_t limit_param(const HttpRequest& request, const EventsHandlerOptions& options) {
-  const auto text = single_param(request, "limit");
-  if (!text) return options.default_limit;
-  std::size_t limit = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), limit);
-  if (ec != std::errc{} || end != text->data() + text->size() || limit == 0) {
-    throw BadParameter("limit", "limit '" + *text + "' is not a positive integer");
-  }
-  if (limit > options.max_limit) {
-    throw BadParameter("limit", "limit " + *text + " is over the maximum of " + std::to_string(options.max_limit));
-  }
-  return limit;
-}
-
-query::Order order_param(const HttpRequest& request) {
-  const auto text = single_param(request, "order");
-  if (!text || *text == "asc") return query::Order::asc;
-  if (*text == "desc") return query::Order::desc;
-  throw BadParameter("order", "order '" + *text + "' must be asc or desc");
-}
-
-std::vector<std::string> columns_param(const HttpRequest& request, const query::EventRoute& route) {
-  const auto text = single_param(request, "columns");
-  if (!text) return {};
-  try {
-    return query::parse_columns(*text, route);
-  } catch (const std::invalid_argument& e) {
-    throw BadParameter("columns", e.what());
-  }
 }
 
 bool wants_ndjson(const HttpRequest& request) {
@@ -239,7 +173,12 @@ EventsHandler::EventsHandler(query::QueryEngine& engine, RouteLookup routes, Eve
     : engine_(engine),
       routes_(std::move(routes)),
       options_(std::move(options)),
+      rules_{.default_limit = options_.default_limit, .max_limit = options_.max_limit, .full_table_export = false},
       slots_(std::max(0, options_.max_concurrent_queries)) {}
+
+query::Query EventsHandler::query_for(const HttpRequest& request) const {
+  return query::build_query(query::parse_events_request(request.params, rules_), routes_);
+}
 
 HttpResponse EventsHandler::operator()(const HttpRequest& request) {
   if (options_.bearer_token && !server::bearer_token_matches(request, *options_.bearer_token)) {
@@ -247,45 +186,14 @@ HttpResponse EventsHandler::operator()(const HttpRequest& request) {
   }
   try {
     return run(request);
-  } catch (const BadParameter& e) {
+  } catch (const query::RequestError& e) {
     return json_response(400, {{"error", e.what()}, {"parameter", e.parameter()}});
   }
 }
 
 HttpResponse EventsHandler::run(const HttpRequest& request) {
-  for (const auto& [name, value] : request.params) {
-    if (std::find(std::begin(kKnownParams), std::end(kKnownParams), name) == std::end(kKnownParams)) {
-      throw BadParameter(name, "unknown parameter '" + name + "'");
-    }
-  }
-  const auto event_id = single_param(request, "event_id");
-  if (!event_id || event_id->empty()) throw BadParameter("event_id", "event_id is required");
-  const auto route = routes_(*event_id);
-  if (!route) throw BadParameter("event_id", "unknown event_id '" + *event_id + "': no route serves it");
-
-  query::Query events_query;
-  events_query.table = route->table;
-  events_query.spec = route->spec;
-  events_query.event_id = *event_id;
-  events_query.from_ms = time_param(request, "from");
-  events_query.to_ms = time_param(request, "to");
-  if (events_query.from_ms && events_query.to_ms && *events_query.from_ms >= *events_query.to_ms) {
-    throw BadParameter("from", "from must be before to");
-  }
-  events_query.limit = limit_param(request, options_);
-  events_query.order = order_param(request);
-  events_query.columns = columns_param(request, *route);
-
-  // Planning is pure and cheap: doing it here turns a spec's refusal (e.g. an event type its dict
-  // does not know) into a 400 before any query slot or scanner is taken.
-  std::size_t scans = 0;
-  try {
-    scans = engine_.plan(events_query).size();
-  } catch (const keyspec::SpecError& e) {
-    throw BadParameter("event_id", std::string("cannot plan the query: ") + e.what());
-  } catch (const query::QueryError& e) {
-    throw BadParameter("event_id", std::string("cannot plan the query: ") + e.what());
-  }
+  query::Query events_query = query_for(request);
+  const std::size_t scans = engine_.plan(events_query).size();  // cannot throw: build_query planned it
 
   if (!slots_.try_acquire()) {
     auto res = error_response(

@@ -89,6 +89,41 @@ def test_bad_parameters_are_400_naming_the_parameter(ingested, params, parameter
     assert status == 400 and body["parameter"] == parameter, body
 
 
+def test_full_table_export_reads_every_row_in_key_order_unless_limited(ingested):
+    """`--full-table` has no default limit (query.default_limit is 1000 here, the table 3000 rows); a
+    --limit follows the same rules as over HTTP."""
+    rows = ingested["rows"]
+    base = ["query", "--config", str(ingested["config"]), "--full-table", "login", "--format", "ndjson"]
+    every = [json.loads(line)["key"] for line in run_hbingest(*base).stdout.splitlines()]
+    assert every == sorted(r["key"] for r in rows), "every row, in key order (hex sorts as the bytes do)"
+    limited = [json.loads(line)["key"] for line in run_hbingest(*base, "--limit", "7").stdout.splitlines()]
+    assert limited == every[:7]
+
+
+@pytest.mark.parametrize("params,parameter", [
+    ({"event_id": "login", "from": "2", "to": "1"}, "from"),
+    ({"event_id": "login", "limit": "0"}, "limit"),
+    ({"event_id": "login", "limit": "5001"}, "limit"),
+    ({"event_id": "login", "order": "sideways"}, "order"),
+    ({"event_id": "login", "columns": "user_id,"}, "columns"),
+    ({"event_id": "signup"}, "event_id"),
+])
+def test_the_cli_refuses_what_http_refuses_with_the_same_reason(ingested, params, parameter):
+    """One request model: /v1/events says "parameter 'x': <reason>", `hbingest query` "--x: <reason>"."""
+    status, body = query_events(ingested["daemon"], **params)
+    assert status == 400 and body["parameter"] == parameter, body
+    prefix = f"parameter '{parameter}': "
+    assert body["error"].startswith(prefix), body
+    reason = body["error"][len(prefix):]
+    args = ["query", "--config", str(ingested["config"])]
+    for name, value in params.items():
+        args += ["--" + name.replace("_", "-"), value]
+    cli = run_hbingest(*args, check=False)
+    assert cli.returncode == 2, cli.stderr
+    option = "--" + parameter.replace("_", "-")
+    assert cli.stderr.startswith(f"hbingest query: {option}: {reason}"), (cli.stderr, reason)
+
+
 def test_deadline_is_504_and_leaves_no_scanner_open(ingested, tmp_path):
     server = serve(tmp_path, ingested["table"], **{"query.deadline": "1ms", "query.concurrency": 1})
     try:

@@ -2,7 +2,6 @@
 // HTTP server uses.
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -11,29 +10,23 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/query_command_line.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
 #include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
-#include "hbingest/query/columns.h"
+#include "hbingest/query/events_request.h"
 #include "hbingest/query/query_engine.h"
-#include "hbingest/query/time_arg.h"
 #include "hbingest/server/row_json.h"
 
 namespace hbingest::app {
 
 namespace {
-
-std::int64_t time_option(const std::string& name, const std::string& text) {
-  try {
-    return query::parse_time_arg(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(name + ": " + e.what());
-  }
-}
 
 // One line per row: time, partition, offset, salt, then the columns.
 void print_table_row(const query::ResultRow& row) {
@@ -48,66 +41,89 @@ void print_table_row(const query::ResultRow& row) {
   std::puts(line.c_str());
 }
 
+// The request options, named as the model's parameters.
+struct RequestOption {
+  const char* parameter;
+  const char* help;
+};
+constexpr RequestOption kRequestOptions[] = {
+    {"event_id", "event type to query"},
+    {"full_table", "export the whole table of TYPE's route, in key order (no row limit unless --limit)"},
+    {"from", "range start (inclusive)"},
+    {"to", "range end (exclusive)"},
+    {"limit", "at most N rows, 1 to query.max_limit (default: query.default_limit)"},
+    {"order", "asc (oldest first, default) or desc (newest first)"},
+    {"columns", "comma-separated qualifiers (or family:qualifier)"},
+};
+
 }  // namespace
 
-int query_command(const Args& args) {
+std::string option_of(const std::string& parameter) {
+  std::string option = "--" + parameter;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
+std::string command_line_error(const query::RequestError& error) {
+  return option_of(error.parameter()) + ": " + error.reason();
+}
+
+query::RequestRules command_line_rules(const config::QueryConfig& query) {
+  return query::RequestRules{
+      .default_limit = query.default_limit, .max_limit = query.max_limit, .full_table_export = true};
+}
+
+std::variant<QueryCommandLine, int> parse_query_command_line(const Args& args) {
   CLI::App cli{
       "Run one n-way scan query (one scan per salt bucket, merged by time) and print the rows.\n"
+      "The options follow the rules of GET /v1/events (docs/query.md).\n"
       "TIME is RFC 3339 (2024-05-01T12:00:00Z) or epoch milliseconds; [from, to) is half-open.",
       "hbingest query"};
-  std::string config_path, order = "asc", format = "table";
-  std::optional<std::string> event_id, full_table, from, to, columns;
-  std::optional<std::size_t> limit;
-  bool serial = false;
-  cli.add_option("--config", config_path, "config file (YAML)")->required();
-  auto* by_event = cli.add_option("--event-id", event_id, "event type to query");
-  auto* export_all = cli.add_option("--full-table", full_table, "export the whole table of TYPE's route, in key order");
-  by_event->excludes(export_all);
-  cli.add_option("--from", from, "range start (inclusive)")->needs(by_event);
-  cli.add_option("--to", to, "range end (exclusive)")->needs(by_event);
-  cli.add_option("--limit", limit, "at most N rows (0 = no limit; default: query.default_limit)");
-  cli.add_option("--order", order, "asc (oldest first) or desc (newest first)")->check(CLI::IsMember({"asc", "desc"}));
-  cli.add_option("--format", format, "table, json or ndjson")->check(CLI::IsMember({"table", "json", "ndjson"}));
-  cli.add_option("--columns", columns, "comma-separated qualifiers (or family:qualifier)");
-  cli.add_flag("--serial", serial, "scan the ranges one after another (to compare with the parallel reader)");
+  QueryCommandLine line;
+  std::vector<std::vector<std::string>> values(std::size(kRequestOptions));
+  cli.add_option("--config", line.config_path, "config file (YAML)")->required();
+  for (std::size_t i = 0; i < std::size(kRequestOptions); ++i) {
+    // Every occurrence is kept: the model refuses a repeat, with the same words as over HTTP.
+    cli.add_option(option_of(kRequestOptions[i].parameter), values[i], kRequestOptions[i].help)
+        ->allow_extra_args(false);
+  }
+  cli.add_option("--format", line.format, "table, json or ndjson")->check(CLI::IsMember({"table", "json", "ndjson"}));
+  cli.add_flag("--serial", line.serial, "scan the ranges one after another (to compare with the parallel reader)");
   if (auto exit = parse_command_line(cli, args)) return *exit;
-  if (!event_id && !full_table) {
-    std::fputs("hbingest query: give --event-id or --full-table\n", stderr);
+  for (std::size_t i = 0; i < std::size(kRequestOptions); ++i) {
+    for (auto& value : values[i]) line.parameters.emplace_back(kRequestOptions[i].parameter, std::move(value));
+  }
+  return line;
+}
+
+int query_command(const Args& args) {
+  auto parsed = parse_query_command_line(args);
+  if (const int* exit = std::get_if<int>(&parsed)) return *exit;
+  const auto& line = std::get<QueryCommandLine>(parsed);
+
+  const config::Config cfg = config::load_config(line.config_path);
+  query::EventsRequest request;
+  try {
+    request = query::parse_events_request(line.parameters, command_line_rules(cfg.query));
+  } catch (const query::RequestError& e) {
+    std::fprintf(stderr, "hbingest query: %s\n", command_line_error(e).c_str());
+    return 2;
+  }
+  const routing::RouteSet routes = routing::build_routes(cfg);
+  QueryService service(cfg, routes, nullptr);
+  query::Query q;
+  try {
+    q = query::build_query(request, [&service](std::string_view event_id) { return service.route(event_id); });
+  } catch (const query::RequestError& e) {
+    std::fprintf(stderr, "hbingest query: %s (config %s)\n", command_line_error(e).c_str(),
+                 cfg.source.string().c_str());
     return 2;
   }
 
-  const config::Config cfg = config::load_config(config_path);
-  const routing::RouteSet routes = routing::build_routes(cfg);
-  QueryService service(cfg, routes, nullptr);
-  const std::string& type = event_id ? *event_id : *full_table;
-  const auto route = service.route(type);
-  if (!route) throw std::invalid_argument("event type '" + type + "' has no route in " + cfg.source.string());
-
-  query::Query q;
-  q.table = route->table;
-  q.spec = route->spec;
-  q.order = order == "desc" ? query::Order::desc : query::Order::asc;
-  if (event_id) {
-    q.event_id = *event_id;
-    if (from) q.from_ms = time_option("--from", *from);
-    if (to) q.to_ms = time_option("--to", *to);
-  } else {
-    q.full_table_splits = route->spec->salt_buckets();
-    q.merge = query::MergeBy::key;
-  }
-  q.limit = limit.value_or(cfg.query.default_limit);
-  if (columns) {
-    try {
-      q.columns = query::parse_columns(*columns, *route);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("--columns: ") + e.what());
-    }
-  }
-
   auto& engine = service.engine();
-  const query::QueryOptions options{.deadline = std::nullopt, .serial = serial};
+  const query::QueryOptions options{.deadline = std::nullopt, .serial = line.serial};
 
-  if (format == "json") {
+  if (line.format == "json") {
     nlohmann::json rows = nlohmann::json::array();
     const auto stats =
         engine.stream(q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row)); });
@@ -120,7 +136,7 @@ int query_command(const Args& args) {
     return 0;
   }
   const auto stats = engine.stream(q, options, [&](query::ResultRow&& row) {
-    if (format == "ndjson") {
+    if (line.format == "ndjson") {
       std::puts(server::dump_json(server::row_to_json(row)).c_str());
     } else {
       print_table_row(row);
@@ -128,7 +144,7 @@ int query_command(const Args& args) {
   });
   std::fprintf(stderr, "%zu rows%s from %zu scans (%zu opened) in %.1f ms%s\n", stats.rows,
                stats.truncated ? " (limit reached)" : "", stats.scans, stats.scans_opened,
-               std::chrono::duration<double, std::milli>(stats.elapsed).count(), serial ? ", serial" : "");
+               std::chrono::duration<double, std::milli>(stats.elapsed).count(), line.serial ? ", serial" : "");
   return 0;
 }
 

@@ -26,6 +26,10 @@
 
 namespace hbingest::query {
 
+// The ranges a query scans (what QueryEngine::plan answers; it needs no engine). Throws
+// keyspec::SpecError when the spec cannot plan it, QueryError when the query is malformed.
+std::vector<keyspec::ScanRange> plan_query(const Query& query);
+
 class QueryEngine {
  public:
   using RowCallback = std::function<void(ResultRow&&)>;

@@ -3,6 +3,9 @@
 //
 //   /v1/events?event_id=login&from=<RFC 3339|epoch ms>&to=...&limit=N&order=asc|desc&columns=a,d:b
 //
+// The parameters are read by the request model shared with `hbingest query`
+// (hbingest/query/events_request.h; no full_table here).
+//
 // 200: {"rows":[row_to_json...],"count":N,"truncated":bool,"truncated_by":"limit"|"max_response_bytes"|null,
 //      "scans":n,"elapsed_ms":x} (rows first, the totals after them), or one row per line when the
 //      request sends "Accept: application/x-ndjson".
@@ -11,10 +14,10 @@
 // client in chunks through a bounded buffer, so memory does not grow with the result. The first
 // `stream_after_bytes` are held back: a query that ends (or fails) within them gets a plain
 // response with its own status and, for NDJSON, X-Hbingest-Count/-Truncated/-Scans headers:
-// 400 {"error":...,"parameter":"from"} for bad input; 401 bearer token missing/wrong (when set);
-// 429 more than max_concurrent_queries in flight; 503 HBase unreachable (retriable HBaseError);
-// 502 other HBase errors; 504 query deadline. Past them the status line (200) has gone out, so a
-// later failure ends the body with the error instead, keeping it parseable:
+// 400 {"error":"parameter 'from': <reason>","parameter":"from"} for bad input; 401 bearer token missing/wrong (when
+// set); 429 more than max_concurrent_queries in flight; 503 HBase unreachable (retriable HBaseError); 502 other HBase
+// errors; 504 query deadline. Past them the status line (200) has gone out, so a later failure ends the body with the
+// error instead, keeping it parseable:
 //   JSON    ...],"count":N,"truncated":true,"truncated_by":"error","error":"...","status":504,...}
 //   NDJSON  a last line {"error":"...","status":504,"count":N}
 // A body reaching `max_response_bytes` stops the query and ends cleanly with a marker:
@@ -35,13 +38,14 @@
 #include <string_view>
 
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/query/events_request.h"
 #include "hbingest/query/query_engine.h"
 #include "hbingest/server/http_server.h"
 
 namespace hbingest::server {
 
 // event_id → route; nullopt when the event type is not routed (→ 400). Called concurrently.
-using RouteLookup = std::function<std::optional<query::EventRoute>(std::string_view event_id)>;
+using RouteLookup = query::RouteLookup;
 
 struct EventsHandlerOptions {
   std::size_t default_limit = 1000;
@@ -57,6 +61,8 @@ class EventsHandler {
   EventsHandler(query::QueryEngine& engine, RouteLookup routes, EventsHandlerOptions options);
 
   HttpResponse operator()(const HttpRequest& request);
+  // The query a request asks for, as operator() runs it. Throws query::RequestError (→ 400).
+  query::Query query_for(const HttpRequest& request) const;
 
  private:
   HttpResponse run(const HttpRequest& request);
@@ -64,6 +70,7 @@ class EventsHandler {
   query::QueryEngine& engine_;
   RouteLookup routes_;
   EventsHandlerOptions options_;
+  query::RequestRules rules_;
   std::counting_semaphore<> slots_;  // free query slots; try-acquired, never waited on
 };
 
