@@ -122,6 +122,10 @@ class RouteBuilder {
     const config::OnTombstone on_tombstone = rc.on_tombstone.value_or(config_.decode.on_tombstone);
     if (spec) check_inputs(*spec, place, rc.key_source);
     if (on_tombstone == config::OnTombstone::delete_row) {
+      if (rc.topics.empty()) {
+        problems.push_back(where + "on_tombstone delete needs topics: a tombstone has no event type, its topic "
+                                   "alone finds the route whose row it deletes");
+      }
       if (spec) check_delete_key(*spec, place, rc.key_source);
       if (table) {
         for (const auto& variable : table->variables()) {
@@ -214,6 +218,30 @@ std::map<std::string, std::string, std::less<>> topic_formats(const config::Conf
   return formats;
 }
 
+bool reads_decoded_key(const RouteSet& routes) {
+  const auto reads_key = [](std::string_view name) {
+    try {
+      return event_formats::parse_input_name(name).reads_decoded_key();
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  for (const auto& route : routes.all()) {
+    for (const auto& component : route->key->components()) {
+      for (const auto& field : component.fields) {
+        if (reads_key(field)) return true;
+      }
+    }
+    for (const auto& rule : route->columns.rules()) {
+      if (rule.input.reads_decoded_key()) return true;
+    }
+    for (const auto& variable : route->table.variables()) {
+      if (variable.starts_with("field:") && reads_key(std::string_view(variable).substr(6))) return true;
+    }
+  }
+  return false;
+}
+
 RouteSet build_routes(const config::Config& config, std::vector<std::string>* warnings) {
   RouteBuilder builder(config, warnings);
   std::vector<Route> routes;
@@ -248,6 +276,10 @@ RouteSet build_routes(const config::Config& config, std::vector<std::string>* wa
         builder.problems.push_back(route.source + ": " + route.name + ".on_tombstone: differs from " +
                                    it->second.second + "'s for topic '" + topic +
                                    "': a tombstone of one topic does one thing");
+      } else if (!inserted && route.on_tombstone == config::OnTombstone::delete_row) {
+        builder.problems.push_back(route.source + ": " + route.name + ".on_tombstone: " + it->second.second +
+                                   " deletes tombstones of topic '" + topic +
+                                   "' already: one route per topic deletes (a tombstone is one row)");
       }
     }
   }

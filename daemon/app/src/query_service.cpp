@@ -102,7 +102,9 @@ struct QueryService::Impl {
         {route->topics.size() == 1 ? std::string_view(route->topics.front()) : std::string_view(), event_id, nullptr});
     if (!table.reason.empty()) return std::nullopt;
     const std::string& family = route->columns.families().front();
-    return query::EventRoute{table.table, route->key, family, known_qualifiers(route->columns, family)};
+    return query::EventRoute{table.table, route->key, family, known_qualifiers(route->columns, family),
+                             // Not owning: the route set outlives this service (see its constructor).
+                             std::shared_ptr<const routing::RowMapping>(std::shared_ptr<const routing::RowMapping>(), &route->columns)};
   }
 
   const routing::RouteSet& routes;

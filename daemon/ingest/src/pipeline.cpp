@@ -61,7 +61,7 @@ Pipeline::Pipeline(PipelineOptions options, connectors::Source& source, connecto
       routes_(routes),
       observer_(observer),
       now_ms_(std::move(now_ms)),
-      decoder_(options_.decode, options_.schema_registry.get(), options_.schema_cache),
+      decoder_(options_.decode, options_.schema_registry.get(), options_.schema_cache, options_.decoder),
       batcher_(options_.batch) {
   source_.set_rebalance_listener(this);
   source_.set_commit_listener(this);
@@ -204,14 +204,26 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   // tracked at all, so the partition's commits stop below it while it waits (hold_for_schema).
   header_views_.clear();
   for (const auto& header : message.headers) header_views_.push_back({header.name, header.value});
-  auto decoded = decoder_.decode({.topic = message.topic,
-                                  .payload = message.payload,
-                                  .timestamp_ms = message.timestamp_ms,
-                                  .partition = message.partition,
-                                  .offset = message.offset,
-                                  .key = message.key,
-                                  .headers = header_views_},
-                                 event_);
+  const event_formats::MessageView view{.topic = message.topic,
+                                        .payload = message.payload,
+                                        .timestamp_ms = message.timestamp_ms,
+                                        .partition = message.partition,
+                                        .offset = message.offset,
+                                        .key = message.key,
+                                        .headers = header_views_};
+  auto decoded = decoder_.decode(view, event_);
+  // A tombstone that deletes reads its key now, as a value is read: the key's schema may have to
+  // be waited for too.
+  const routing::Route* deleting = nullptr;
+  if (!message.payload) {
+    for (const routing::Route* route : routes_.routes_of_topic(message.topic)) {
+      if (route->on_tombstone == config::OnTombstone::delete_row) {
+        deleting = route;
+        break;
+      }
+    }
+    if (deleting != nullptr) decoded = decoder_.decode_key_only(view, event_);
+  }
   if (decoded && decoded->kind == event_formats::DecodeFailure::Kind::unavailable) {
     schema_wait_ = std::move(*decoded);
     return false;
@@ -227,6 +239,10 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   const auto generation = *tracked;
   ++stats_.consumed;
 
+  if (!message.payload) {
+    process_tombstone(message, generation, deleting, std::move(decoded));
+    return true;
+  }
   if (decoded) {
     observer_.on_consumed(message.topic, "", message.payload_bytes().size());
     auto failure = std::move(*decoded);
@@ -256,6 +272,93 @@ bool Pipeline::process(connectors::SourceMessage& message) {
     }
   }
 
+  const auto time = cell_time(message, generation);
+  if (!time) return true;
+  const std::int64_t cell_ms = time->cell_ms;
+  const std::int64_t ttl = time->ttl;
+  const auto steady_reading = time->steady_reading;
+
+  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  if (auto error = route->key->encode(decoder_.fields(), meta, key_)) {
+    reject(std::move(message), generation, "key", "bad_key", error->message());
+    return true;
+  }
+  const auto table = table_of(*route, message.topic);
+  if (!table) {
+    reject(std::move(message), generation, "route", "table_not_allowed", table_problem_);
+    return true;
+  }
+  if (auto error = route->columns.apply({decoder_.record(), &decoder_.fields(), message.payload_bytes()}, row_cells_)) {
+    reject(std::move(message), generation, "decode", error->reason, error->message);
+    return true;
+  }
+
+  connectors::RowMutation row;
+  row.row = key_;
+  row.cells = std::move(row_cells_.cells);  // apply() clears and refills it for the next event
+  row.deleted_columns = std::move(row_cells_.deleted);
+  row.timestamp_ms = cell_ms;
+  row.ttl_ms = ttl;
+  // The event is now the message (kept for a possible dead letter) plus its row.
+  tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
+  const int bucket = route->key->lead_bucket(key_).value_or(-1);
+  observer_.on_row_queued(bucket, event_.time_ms);
+  submit(batcher_.add(*table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
+  return true;
+}
+
+void Pipeline::process_tombstone(connectors::SourceMessage& message, OffsetTracker::Generation generation,
+                                 const routing::Route* deleting,
+                                 std::optional<event_formats::DecodeFailure> decoded) {
+  observer_.on_consumed(message.topic, "", 0);
+  const connectors::TopicPartitionRef tp{message.topic, message.partition};
+  if (deleting == nullptr) {
+    // The routes of a topic agree on what its tombstones do (build_routes checks it).
+    const auto& routes = routes_.routes_of_topic(message.topic);
+    const auto action = routes.empty() ? options_.decode.on_tombstone : routes.front()->on_tombstone;
+    if (action == config::OnTombstone::skip) {
+      observer_.on_invalid("tombstone");
+      ++stats_.skipped;
+      complete(tp, message.offset, generation);
+      return;
+    }
+    const std::string why = action == config::OnTombstone::delete_row
+                                ? "no route taking topic '" + message.topic + "' deletes (on_tombstone: delete)"
+                                : "on_tombstone is dlq";
+    reject(std::move(message), generation, "decode", "tombstone", "a tombstone (null value): " + why);
+    return;
+  }
+  if (decoded) {
+    auto failure = std::move(*decoded);
+    reject(std::move(message), generation, "decode", failure.reason, failure.message, true, failure.schema_id);
+    return;
+  }
+  const auto time = cell_time(message, generation);
+  if (!time) return;
+  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
+  if (auto error = deleting->key->encode(decoder_.fields(), meta, key_)) {
+    reject(std::move(message), generation, "key", "bad_key", "tombstone: " + error->message());
+    return;
+  }
+  const auto table = table_of(*deleting, message.topic);
+  if (!table) {
+    reject(std::move(message), generation, "route", "table_not_allowed", table_problem_);
+    return;
+  }
+  // Every cell of the row up to the tombstone's time goes, stamped by the same clock as the puts
+  // (cell_time): an earlier event's put never survives it, a later event's is never masked.
+  connectors::RowMutation row;
+  row.row = key_;
+  row.timestamp_ms = time->cell_ms;
+  row.kind = connectors::MutationKind::delete_row;
+  tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
+  observer_.on_row_queued(deleting->key->lead_bucket(key_).value_or(-1), event_.time_ms);
+  submit(batcher_.add(*table, std::move(row), RowOrigin{std::move(message), generation}, time->steady_reading));
+}
+
+std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage& message,
+                                                       OffsetTracker::Generation generation) {
+  const connectors::TopicPartitionRef tp{message.topic, message.partition};
   // HBase expires a cell once its timestamp + TTL is behind the region server's clock, which we
   // cannot read; ours is the wall clock (now_ms_), and it may be stepped. Skipping an expired event
   // only saves HBase a compaction, and a future event goes to the DLQ, so neither decision trusts
@@ -286,7 +389,7 @@ bool Pipeline::process(connectors::SourceMessage& message) {
                                std::to_string(options_.decode.max_future_skew.count()) + " ms) ahead of now (" +
                                std::to_string(std::max(wall_now, steady_now)) + " ms)";
     reject(std::move(message), generation, "decode", "future_time", detail);
-    return true;
+    return std::nullopt;
   }
 
   const std::int64_t family_ttl = options_.family_ttl.count();
@@ -296,36 +399,10 @@ bool Pipeline::process(connectors::SourceMessage& message) {
     observer_.on_expired();
     ++stats_.skipped;
     complete(tp, message.offset, generation);
-    return true;
+    return std::nullopt;
   }
+  return CellTime{cell_ms, ttl, steady_reading};
 
-  const keyspec::KafkaMeta meta{message.topic, message.partition, message.offset, message.timestamp_ms};
-  if (auto error = route->key->encode(decoder_.fields(), meta, key_)) {
-    reject(std::move(message), generation, "key", "bad_key", error->message());
-    return true;
-  }
-  const auto table = table_of(*route, message.topic);
-  if (!table) {
-    reject(std::move(message), generation, "route", "table_not_allowed", table_problem_);
-    return true;
-  }
-  if (auto error = route->columns.apply({decoder_.record(), &decoder_.fields(), message.payload_bytes()}, row_cells_)) {
-    reject(std::move(message), generation, "decode", error->reason, error->message);
-    return true;
-  }
-
-  connectors::RowMutation row;
-  row.row = key_;
-  row.cells = std::move(row_cells_.cells);  // apply() clears and refills it for the next event
-  row.deleted_columns = std::move(row_cells_.deleted);
-  row.timestamp_ms = cell_ms;
-  row.ttl_ms = ttl;
-  // The event is now the message (kept for a possible dead letter) plus its row.
-  tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
-  const int bucket = route->key->lead_bucket(key_).value_or(-1);
-  observer_.on_row_queued(bucket, event_.time_ms);
-  submit(batcher_.add(*table, std::move(row), RowOrigin{std::move(message), generation}, steady_reading));
-  return true;
 }
 
 std::optional<std::string> Pipeline::table_of(const routing::Route& route, std::string_view topic) {

@@ -126,14 +126,25 @@ std::vector<std::string> resolve_columns(const std::vector<ColumnName>& names, c
   std::set<std::string, std::less<>> seen;
   for (const auto& name : names) {
     const std::string shown = name.family ? *name.family + ":" + name.qualifier : name.qualifier;
-    if (name.family && *name.family != route.family) {
+    // A route may write several families (its row mapping's); a bare qualifier is in the first.
+    const auto* mapping = route.columns_written.get();
+    const std::string family = name.family.value_or(route.family);
+    const bool known_family = mapping != nullptr ? std::ranges::find(mapping->families(), family) !=
+                                                       mapping->families().end()
+                                                 : family == route.family;
+    if (!known_family) {
       throw RequestError(std::string(kColumns), "unknown column " + quote_bounded(shown) +
-                                                    ": events are stored in family '" + route.family + "'");
+                                                    ": events are stored in family '" + route.family + "'" +
+                                                    (mapping != nullptr && mapping->families().size() > 1
+                                                         ? " (and the route's other families)"
+                                                         : ""));
     }
-    if (route.known_qualifiers && !route.known_qualifiers->contains(name.qualifier)) {
-      throw RequestError(std::string(kColumns), "unknown column " + quote_bounded(shown));
-    }
-    std::string column = route.family + ":" + name.qualifier;
+    std::string column = family + ":" + name.qualifier;
+    const auto known = mapping != nullptr ? mapping->known_qualifiers() : std::nullopt;
+    const bool unknown = mapping != nullptr
+                             ? known && !known->contains(column)
+                             : route.known_qualifiers && !route.known_qualifiers->contains(name.qualifier);
+    if (unknown) throw RequestError(std::string(kColumns), "unknown column " + quote_bounded(shown));
     if (seen.insert(column).second) columns.push_back(std::move(column));
   }
   return columns;
@@ -190,6 +201,7 @@ Query build_query(const EventsRequest& request, const RouteLookup& routes) {
   Query query;
   query.table = route->table;
   query.spec = route->spec;
+  query.columns_written = route->columns_written;
   if (request.full_table) {
     query.full_table_splits = route->spec->salt_buckets();
     query.merge = MergeBy::key;

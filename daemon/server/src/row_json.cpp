@@ -1,8 +1,10 @@
 #include "hbingest/server/row_json.h"
 
+#include "hbingest/routing/value_type.h"
+
 namespace hbingest::server {
 
-nlohmann::json row_to_json(const query::ResultRow& row) {
+nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written) {
   nlohmann::json out = nlohmann::json::object();
   out["key"] = keyspec::to_hex(row.key);
   nlohmann::json parts = nlohmann::json::object();
@@ -21,7 +23,16 @@ nlohmann::json row_to_json(const query::ResultRow& row) {
   }
   out["parts"] = std::move(parts);
   nlohmann::json columns = nlohmann::json::object();
-  for (const auto& cell : row.cells) columns[cell.family + ":" + cell.qualifier] = cell.value;
+  for (const auto& cell : row.cells) {
+    auto& value = columns[cell.family + ":" + cell.qualifier];
+    const auto type =
+        columns_written != nullptr ? columns_written->type_of(cell.family, cell.qualifier) : routing::ValueType::text;
+    if (type == routing::ValueType::text) {
+      value = cell.value;
+    } else if (auto problem = routing::render_value(cell.value, type, value)) {
+      value = {{"error", *problem}, {"value_hex", keyspec::to_hex(cell.value)}};
+    }
+  }
   out["columns"] = std::move(columns);
   return out;
 }

@@ -188,7 +188,9 @@ int run_command(const Args& args) {
   }
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
                              pipeline_metrics, &table_watch);
-  ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, routes, pipeline_metrics,
+  auto options = pipeline_options(config);
+  options.decoder.reads_key = routing::reads_decoded_key(routes);
+  ingest::Pipeline pipeline(std::move(options), source, dead_letters, writers, routes, pipeline_metrics,
                             ingest::wall_clock_ms);
 
   // Declared after the pipeline and its parts: destroyed first, so no handler outlives them. The

@@ -33,6 +33,10 @@ RouteSet build_routes(const config::Config& config, std::vector<std::string>* wa
 // spec, each as "<key_source>: <name>.key: <problem>".
 keyspec::KeySpec build_key_spec(const config::Config& config, const config::RouteConfig& route, std::string_view name);
 
+// Whether some route reads the decoded Kafka key (key, key.PATH in a key spec, a column or a
+// template): the decoder then decodes keys with values, and a key that does not decode is invalid.
+bool reads_decoded_key(const RouteSet& routes);
+
 // Topic → input format: decode.topic_formats and the routes' `format` (build_routes checks they agree).
 std::map<std::string, std::string, std::less<>> topic_formats(const config::Config& config);
 

@@ -71,6 +71,7 @@ struct PipelineOptions {
   // The formats' schemas (null when every format is JSON) and the bound of their caches.
   std::shared_ptr<connectors::SchemaRegistry> schema_registry;
   event_formats::SchemaCacheLimits schema_cache;
+  event_formats::EventDecoderOptions decoder{};  // reads_key: some route reads the decoded key
   BatchLimits batch;
   FlowLimits flow;
   std::size_t poll_batch = 1000;  // messages per poll
@@ -156,6 +157,18 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // Drops the failed dead letters of `partitions` waiting for their next send (see release()).
   void drop_dead_letter_retries(const std::vector<connectors::TopicPartition>& partitions);
   void handle(connectors::SourceMessage&& message);
+  // The cell timestamp and TTL of the current event (event_), or nullopt when the event is done
+  // with: expired (skipped and completed) or stamped too far ahead (rejected).
+  struct CellTime {
+    std::int64_t cell_ms;
+    std::int64_t ttl;
+    std::chrono::steady_clock::time_point steady_reading;
+  };
+  std::optional<CellTime> cell_time(connectors::SourceMessage& message, OffsetTracker::Generation generation);
+  // A tombstone, tracked: what its topic's routes say it does (on_tombstone). `decoded` is what
+  // decode_key_only made of it for a delete (nullopt: read, ready to key).
+  void process_tombstone(connectors::SourceMessage& message, OffsetTracker::Generation generation,
+                         const routing::Route* deleting, std::optional<event_formats::DecodeFailure> decoded);
   // The table of the current event on `route` (a template resolved and admitted), or nullopt with
   // table_problem_ saying why not.
   std::optional<std::string> table_of(const routing::Route& route, std::string_view topic);

@@ -13,6 +13,7 @@
 
 #include "hbingest/connectors/hbase_types.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/routing/row_mapping.h"
 
 namespace hbingest::query {
 
@@ -22,6 +23,9 @@ struct EventRoute {
   std::shared_ptr<const keyspec::KeySpec> spec;
   std::string family = "d";                                 // the family our daemon writes
   std::optional<std::set<std::string>> known_qualifiers{};  // nullopt: any qualifier of `family`
+  // The route's row mapping: the type each stored cell was written with, so a query renders it back
+  // (a binary long as a JSON number). Null: every cell is text.
+  std::shared_ptr<const routing::RowMapping> columns_written{};
 };
 
 enum class Order { asc, desc };
@@ -46,6 +50,7 @@ struct Query {
   Order order = Order::asc;
   MergeBy merge = MergeBy::time;
   std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
+  std::shared_ptr<const routing::RowMapping> columns_written{};  // EventRoute's: how to render cells
 };
 
 // Engine-wide defaults; see config::QueryConfig.

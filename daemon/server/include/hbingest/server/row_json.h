@@ -12,7 +12,10 @@ namespace hbingest::server {
 // {"key":"<hex>","salt":7,"event_id":"login","time":"2024-05-01T12:00:00.000Z","time_ms":...,
 //  "partition":0,"offset":42,"parts":{"<component>":"<text>",...},"columns":{"d:amount":"12.5",...}}
 // Decoded fields appear when the spec has the matching component (event_id: its event component).
-nlohmann::json row_to_json(const query::ResultRow& row);
+// Each cell reads back as `columns_written` wrote it (routing::render_value: a long as a number,
+// bytes as base64...; text as the string it is); a cell whose bytes do not fit its type reads as
+// {"error": why, "value_hex": its bytes}. Null `columns_written`: every cell is text.
+nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written = nullptr);
 
 // Serialises without throwing on invalid UTF-8 in cell values (replaced by U+FFFD).
 std::string dump_json(const nlohmann::json& value);
