@@ -213,6 +213,16 @@ Option<RouteConfig> table_option() {
   return o;
 }
 
+Option<RouteConfig> route_name_option() {
+  Option<RouteConfig> o = string("name", &RouteConfig::name,
+                                 "Name of the route in messages and metrics; unset: routes[i] / default_route.");
+  o.write = [](const RouteConfig& route) -> std::optional<YAML::Node> {
+    if (route.name.empty()) return std::nullopt;
+    return YAML::Node(route.name);
+  };
+  return o;
+}
+
 Option<RouteConfig> table_values_option() {
   Option<RouteConfig> o{"table_values", "mapping", "optional",
                         "For each template variable of `table` whose value comes from the data: the values it may "
@@ -635,7 +645,7 @@ const Options<SchemaRegistryTlsConfig>& schema_registry_tls_options() {
 const Options<RouteConfig>& route_options() {
   using R = RouteConfig;
   static const Options<R> options = {
-      string("name", &R::name, "Name of the route in messages and metrics; unset: routes[i] / default_route."),
+      route_name_option(),
       string_list("topics", &R::topics,
                   "Topics this route takes records from; unset: every subscribed topic. A tombstone is routed by "
                   "its topic alone."),

@@ -223,6 +223,12 @@ class FakeSource final : public connectors::Source {
     m.payload = std::move(payload);
     queue_.push_back(std::move(m));
   }
+  // A message as given: a key, headers, a null value (a tombstone)...
+  void push_message(connectors::SourceMessage message) {
+    add_partition(message.topic, message.partition);
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(message));
+  }
   std::size_t remaining() const {
     std::lock_guard lock(mutex_);
     return queue_.size();

@@ -1050,3 +1050,77 @@ TEST(Pipeline, ARecordReadFromTheDeadLetterTopicIsNeverDeadLetteredAgain) {
 
 }  // namespace
 }  // namespace hbingest::ingest
+
+namespace hbingest::ingest {
+namespace {
+
+// A route of topic `events` keyed by the Kafka key alone, as an upsert table is.
+routing::Route keyed_by_kafka_key(config::OnTombstone on_tombstone) {
+  auto route = testing::test_route(
+      "default:status", {"login", "order"},
+      keyspec::KeySpec::from_yaml_text("components: [{name: id, type: field, field: key, width: 8}]", "test"));
+  route.topics = {"events"};
+  route.on_tombstone = on_tombstone;
+  return route;
+}
+
+connectors::SourceMessage keyed(std::int64_t offset, std::string key, std::optional<std::string> payload,
+                                std::int64_t ts) {
+  connectors::SourceMessage m;
+  m.topic = "events";
+  m.offset = offset;
+  m.timestamp_ms = ts;
+  m.key = std::move(key);
+  m.payload = std::move(payload);
+  return m;
+}
+
+TEST(PipelineTombstones, ATombstoneDeletesTheRowOfItsKeyAndIsCommittedOnceStored) {
+  auto setup = test_setup();
+  setup.routes = {keyed_by_kafka_key(config::OnTombstone::delete_row)};
+  Harness h(setup);
+  h.source.push_message(keyed(0, "k1", login_event(kNowMs - 2), kNowMs - 2));
+  h.source.push_message(keyed(1, "k2", login_event(kNowMs - 2), kNowMs - 2));
+  h.source.push_message(keyed(2, "k1", std::nullopt, kNowMs - 1));
+  h.run_until([&] { return h.committed(0) == 3; });
+  std::lock_guard lock(h.table.mutex);
+  ASSERT_EQ(h.table.rows.size(), 1u) << "k1 deleted";
+  EXPECT_TRUE(h.table.rows.begin()->first.starts_with("k2")) << "k2 stays";
+  EXPECT_EQ(h.dead_letters.delivered_count(), 0u);
+}
+
+TEST(PipelineTombstones, ATombstoneIsADeadLetterOrSkippedAsTheRouteSays) {
+  for (const auto action : {config::OnTombstone::dlq, config::OnTombstone::skip}) {
+    auto setup = test_setup();
+    setup.routes = {keyed_by_kafka_key(action)};
+    Harness h(setup);
+    h.source.push_message(keyed(0, "k1", std::nullopt, kNowMs));
+    h.source.push_message(keyed(1, "k1", login_event(kNowMs), kNowMs));
+    h.run_until([&] { return h.committed(0) == 2; });
+    EXPECT_EQ(h.rows(), 1u);
+    if (action == config::OnTombstone::dlq) {
+      ASSERT_EQ(h.dead_letters.delivered_count(), 1u);
+      EXPECT_EQ(h.dead_letters.delivered[0].exception_class, "hbingest.decode.tombstone");
+      EXPECT_FALSE(h.dead_letters.delivered[0].original.payload) << "the letter is a tombstone too";
+    } else {
+      EXPECT_EQ(h.dead_letters.delivered_count(), 0u);
+    }
+  }
+}
+
+TEST(PipelineTombstones, ATombstoneWithoutKeyOrTimeIsADeadLetterNotALoss) {
+  auto setup = test_setup();
+  setup.routes = {keyed_by_kafka_key(config::OnTombstone::delete_row)};
+  Harness h(setup);
+  auto no_key = keyed(0, "", std::nullopt, kNowMs);
+  no_key.key.reset();
+  h.source.push_message(std::move(no_key));
+  h.source.push_message(keyed(1, "k1", std::nullopt, -1));
+  h.run_until([&] { return h.dead_letters.delivered_count() == 2; });
+  EXPECT_EQ(h.dead_letters.delivered[0].stage, "key");
+  EXPECT_EQ(h.dead_letters.delivered[1].exception_class, "hbingest.decode.missing_time");
+  EXPECT_EQ(h.committed(0), 2);
+}
+
+}  // namespace
+}  // namespace hbingest::ingest
