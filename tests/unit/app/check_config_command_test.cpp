@@ -2,8 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -226,6 +228,179 @@ TEST(CheckConfig, WarnsAboutUnsafeSettingsAndNeverPrintsSecrets) {
   EXPECT_EQ(failed.code, 1);
   EXPECT_THAT(failed.err, HasSubstr("writer.writers: expected an integer, got the value of '${file:"));
   EXPECT_THAT(failed.out + failed.err, Not(HasSubstr("SENTINEL")));
+}
+
+// The row design examples (docs/rows.md) pass check-config, routes built as `run` builds them; every
+// example in config/examples/ is checked here or needs secrets it cannot have (examples_test.cpp).
+TEST(CheckConfig, EveryExampleWithoutSecretsIsOk) {
+  const std::set<std::string> checked = {"local.yaml",       "avro.yaml",           "protobuf.yaml",
+                                         "rows_typed.yaml",  "rows_templates.yaml", "order_status_upserts.yaml",
+                                         "rows_packed.yaml", "rows_seeds.yaml"};
+  const std::set<std::string> need_secrets = {"production.yaml", "tls.yaml"};
+  for (const auto& entry : std::filesystem::directory_iterator(kSourceDir / "config/examples")) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(checked.contains(name) || need_secrets.contains(name))
+        << name << ": add it to this test (or to examples_test.cpp if it needs secrets)";
+  }
+  for (const auto& name : checked) {
+    const std::string file = (kSourceDir / "config/examples" / name).string();
+    const CommandRun r = run({file});
+    EXPECT_EQ(r.code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, "ok: " + file + "\n");
+  }
+}
+
+// An impossible row design (docs/rows.md, "What check-config refuses"): refused, the message naming
+// the config line that says it. `body` follows a two-line kafka/hbase header; `at` is the text of
+// the line the message must name.
+struct Refusal {
+  std::string case_name;
+  std::string body;
+  std::string at;
+  std::string message;
+};
+
+const std::vector<Refusal>& refusals() {
+  static const std::vector<Refusal> cases = {
+      {"delete key reads the value",
+       "routes:\n  - event_types: [order]\n    topics: [orders]\n    table: orders\n    on_tombstone: delete\n"
+       "    preset: order_status\n",
+       "preset: order_status",
+       "routes[0].key: on_tombstone delete needs a key made of the Kafka key and metadata only, but component "
+       "'order' reads the value's field 'order_id' (read key.FIELD, header:NAME or kafka:... instead)"},
+      {"delete table reads the value",
+       "routes:\n  - event_types: [order]\n    topics: [orders]\n    table: \"orders_${field:region}\"\n"
+       "    table_values: {\"field:region\": [eu, us]}\n    on_tombstone: delete\n"
+       "    key: {components: [{type: field, field: key, width: 16}]}\n",
+       "table: \"orders_${field:region}\"",
+       "routes[0]: on_tombstone delete: table 'orders_${field:region}' reads ${field:region}, which a tombstone "
+       "(no value) does not have"},
+      {"template variable without allowed values",
+       "routes:\n  - event_types: [order]\n    table: \"orders_${field:region}\"\n    preset: events_by_topic\n",
+       "table: \"orders_${field:region}\"",
+       "routes[0]: table 'orders_${field:region}': ${field:region} comes from the data: list the values it may "
+       "take in table_values.field:region (a list or {pattern: REGEX})"},
+      {"table_values of a variable the table lacks",
+       "routes:\n  - event_types: [order]\n    table: orders\n    table_values: {\"field:region\": [eu]}\n"
+       "    preset: events_by_topic\n",
+       "table: orders", "routes[0]: table_values.field:region: table 'orders' has no ${field:region}"},
+      {"allowed value that is no table name",
+       "routes:\n  - event_types: [order]\n    table: \"orders_${field:region}\"\n"
+       "    table_values: {\"field:region\": [eu, \"us east\"]}\n    preset: events_by_topic\n",
+       "table: \"orders_${field:region}\"",
+       "routes[0]: table_values.field:region: 'us east' cannot be part of an HBase table name (A-Z a-z 0-9 _ . -)"},
+      {"pattern that is no regular expression",
+       "routes:\n  - event_types: [order]\n    table: \"orders_${field:region}\"\n"
+       "    table_values: {\"field:region\": {pattern: \"[a-z\"}}\n    preset: events_by_topic\n",
+       "table: \"orders_${field:region}\"", "routes[0]: table_values.field:region.pattern: not a regular expression"},
+      {"table with a character HBase refuses",
+       "routes:\n  - event_types: [order]\n    table: \"orders/${event_type}\"\n    preset: events_by_topic\n",
+       "table: \"orders/${event_type}\"",
+       "routes[0]: table 'orders/${event_type}': '/' is not allowed in an HBase table name (A-Z a-z 0-9 _ . -)"},
+      {"format without topics",
+       "schema_registry: {url: \"http://r:8081\"}\nroutes:\n  - event_types: [order]\n    table: orders\n"
+       "    format: avro\n    preset: events_by_topic\n",
+       "table: orders", "routes[0]: format: needs topics (the format of which topics?)"},
+      {"two formats for a topic",
+       "schema_registry: {url: \"http://r:8081\"}\nroutes:\n  - event_types: [order]\n    topics: [orders]\n"
+       "    table: orders\n    format: avro\n    preset: events_by_topic\n  - event_types: [login]\n"
+       "    topics: [orders]\n    table: logins\n    format: json\n    preset: events_by_topic\n",
+       "table: logins", "routes[1].format: topic 'orders' is avro in routes[0], json here"},
+      {"on_tombstone differing per topic",
+       "routes:\n  - event_types: [order]\n    topics: [orders]\n    table: orders\n    on_tombstone: skip\n"
+       "    preset: events_by_topic\n  - event_types: [refund]\n    topics: [orders]\n    table: refunds\n"
+       "    on_tombstone: dlq\n    preset: events_by_topic\n",
+       "table: refunds",
+       "routes[1].on_tombstone: differs from routes[0]'s for topic 'orders': a tombstone of one topic does one thing"},
+      {"kafka:value typed long",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: kafka:value, to: \"d:raw\", type: long}\n",
+       "{from: kafka:value, to: \"d:raw\", type: long}",
+       "columns[0]: from kafka:value holds the message's bytes: type text or bytes, not long"},
+      {"kafka:value to family:*",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: kafka:value, to: \"d:*\"}\n",
+       "{from: kafka:value, to: \"d:*\"}",
+       "columns[0]: from kafka:value is one cell: name its qualifier (to: \"d:raw\")"},
+      {"* without family:*",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: \"*\", to: \"d:all\"}\n",
+       "{from: \"*\", to: \"d:all\"}", "columns[0]: from \"*\" writes one cell per field: write to: \"d:*\""},
+      {"family:* from metadata",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: kafka:topic, to: \"m:*\"}\n",
+       "{from: kafka:topic, to: \"m:*\"}",
+       "columns[0]: to \"m:*\" names each cell after a member of a record of the value or key; 'kafka:topic' is not "
+       "one (write to: \"family:qualifier\")"},
+      {"exclude on one input",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: user_id, to: \"d:user\", exclude: [x]}\n",
+       "{from: user_id, to: \"d:user\", exclude: [x]}",
+       "columns[0]: exclude applies to \"*\" and to records written as family:*"},
+      {"bad to",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: user_id, to: user_id}\n",
+       "{from: user_id, to: user_id}", "columns[0]: to: 'user_id' is not family:qualifier or family:*"},
+      {"unknown type",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: amount, to: \"d:amount\", type: decimal}\n",
+       "{from: amount, to: \"d:amount\", type: decimal}",
+       "routes[0].columns[0].type: 'decimal' is not one of text, string, long, int, short, double, float, boolean, "
+       "bigdecimal, bytes"},
+      {"unknown input prefix",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: \"headers:x\", to: \"d:x\"}\n",
+       "{from: \"headers:x\", to: \"d:x\"}",
+       "columns[0]: from: input 'headers:x': unknown prefix 'headers:' (header:, kafka:); a value field with ':' in "
+       "its name: value.<name>"},
+      {"unknown kafka input",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns:\n"
+       "      - {from: \"kafka:nope\", to: \"d:x\"}\n",
+       "{from: \"kafka:nope\", to: \"d:x\"}",
+       "columns[0]: from: input 'kafka:nope': expected kafka:topic, kafka:partition, kafka:offset, kafka:timestamp, "
+       "kafka:key or kafka:value"},
+      {"key component reading no input",
+       "routes:\n  - event_types: [order]\n    table: orders\n"
+       "    key: {components: [{type: field, field: \"headers:x\", width: 8}, {type: hash, of: [kafka:topic], "
+       "algorithm: xxh64, bytes: 4}, {type: partition}, {type: offset}]}\n",
+       "key: {components:", "routes[0].key: component 'headers:x': input 'headers:x': unknown prefix 'headers:'"},
+      {"empty columns",
+       "routes:\n  - event_types: [order]\n    table: orders\n    preset: events_by_topic\n    columns: []\n",
+       "columns: []", "routes[0].columns: must list at least one column (leave it out for the default)"},
+      {"two routes of one name",
+       "routes:\n  - {name: a, event_types: [order], table: orders, preset: events_by_topic}\n"
+       "  - {name: a, event_types: [login], table: logins, preset: events_by_topic}\n",
+       "{name: a, event_types: [login]", "routes[1].name: 'a' names another route too"},
+  };
+  return cases;
+}
+
+TEST(CheckConfig, EachImpossibleRowDesignIsRefusedNamingItsLine) {
+  const std::string header =
+      "kafka: {bootstrap_servers: \"b:9092\", topics: [orders, events]}\n"
+      "hbase: {endpoints: [\"h:9090\"]}\n";
+  for (const Refusal& refusal : refusals()) {
+    const std::string text = header + refusal.body;
+    const std::size_t at = text.find(refusal.at);
+    ASSERT_NE(at, std::string::npos) << refusal.case_name;
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto file = write_temp("refused.yaml", text);
+    const CommandRun r = run({file.string()});
+    EXPECT_EQ(r.code, 1) << refusal.case_name << ": " << r.out << r.err;
+    // "FILE:LINE: ..." or "FILE:LINE:COL: ...", the message on the same line.
+    std::vector<std::string> named;
+    std::istringstream err(r.err);
+    for (std::string l; std::getline(err, l);) {
+      if (l.starts_with(file.string() + ":" + std::to_string(line) + ":") &&
+          l.find(refusal.message) != std::string::npos) {
+        named.push_back(l);
+      }
+    }
+    EXPECT_EQ(named.size(), 1u) << refusal.case_name << ": expected line " << line << " and '" << refusal.message
+                                << "' in:\n"
+                                << r.err;
+    std::filesystem::remove(file);
+  }
 }
 
 }  // namespace

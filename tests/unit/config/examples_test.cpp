@@ -99,6 +99,37 @@ TEST(Examples, TlsLoadsWithTheStackVariables) {
   std::filesystem::remove_all(dir);
 }
 
+// The row design examples (docs/rows.md): each loads as the config it says it is.
+// tests/unit/app/check_config_command_test.cpp also builds their routes, as check-config does.
+TEST(Examples, RowDesignExamplesLoad) {
+  const auto load = [](const char* file) { return load_config(kSourceDir / "config/examples" / file); };
+  const Config typed = load("rows_typed.yaml");
+  ASSERT_EQ(typed.routes.size(), 1u);
+  ASSERT_TRUE(typed.routes[0].columns);
+  EXPECT_EQ(typed.routes[0].columns->size(), 8u);
+  EXPECT_EQ(typed.routes[0].null_fields, NullFields::delete_cell);
+  EXPECT_EQ(typed.decode.key_format, KeyFormat::json);
+
+  const Config templates = load("rows_templates.yaml");
+  ASSERT_EQ(templates.routes.size(), 4u);
+  EXPECT_EQ(templates.routes[2].table, "orders_${field:region}");
+  EXPECT_EQ(templates.routes[2].table_values.at("field:region").values, (std::vector<std::string>{"eu", "us", "ap"}));
+  EXPECT_EQ(templates.routes[3].table_values.at("field:header:tenant").pattern, "[a-z][a-z0-9]{1,15}");
+
+  const Config upserts = load("order_status_upserts.yaml");
+  ASSERT_EQ(upserts.routes.size(), 1u);
+  EXPECT_EQ(upserts.routes[0].on_tombstone, OnTombstone::delete_row);
+
+  const Config packed = load("rows_packed.yaml");
+  ASSERT_EQ(packed.routes.size(), 1u);
+  EXPECT_EQ(packed.routes[0].format, "avro");
+  ASSERT_TRUE(packed.routes[0].columns);
+  EXPECT_EQ(packed.routes[0].columns->front().from, "kafka:value");
+
+  const Config seeds = load("rows_seeds.yaml");
+  EXPECT_EQ(seeds.routes.size(), 9u);
+}
+
 TEST(Examples, EveryOptionIsInTheExamples) {
   // Each documented key appears in production.yaml, so the example really lists every option.
   const std::string production = read(kSourceDir / "config/examples/production.yaml");
