@@ -114,11 +114,28 @@ class RouteBuilder {
       mapping = rc.columns ? RowMapping::from_columns(*rc.columns, null_fields)
                            : RowMapping::from_decode(config_.decode);
     } catch (const std::invalid_argument& e) {
-      problems.push_back(e.what());
+      // One problem per line, each naming the route.
+      std::string_view text = e.what();
+      while (!text.empty()) {
+        const std::size_t end = std::min(text.find('\n'), text.size());
+        std::string line(text.substr(0, end));
+        const std::size_t at = line.find(": columns[");
+        if (at != std::string::npos) line.insert(at + 2, place + ".");
+        problems.push_back(std::move(line));
+        text.remove_prefix(std::min(end + 1, text.size()));
+      }
     }
     if (rc.format && rc.topics.empty()) {
       problems.push_back(where + "format: needs topics (the format of which topics?)");
     }
+    if (rc.format && !config_.schema_registry.url) {
+      const auto format = config::event_format_named(*rc.format);
+      if (format && *format != config::EventFormat::json) {
+        problems.push_back(where + "format " + *rc.format + " reads schemas: set schema_registry.url");
+      }
+    }
+    if (table && mapping) check_template_cap(*table, rc, where);
+    if (spec && mapping) check_key_reads(*spec, *mapping, rc, where);
     const config::OnTombstone on_tombstone = rc.on_tombstone.value_or(config_.decode.on_tombstone);
     if (spec) check_inputs(*spec, place, rc.key_source);
     if (on_tombstone == config::OnTombstone::delete_row) {
@@ -176,9 +193,60 @@ class RouteBuilder {
     }
   }
 
+  // Listed values making more tables than the route may make: bootstrap would create none of them.
+  void check_template_cap(const TableTemplate& table, const config::RouteConfig& rc, const std::string& where) {
+    if (!table.is_template()) return;
+    std::size_t count = 1;
+    for (const auto& variable : table.variables()) {
+      const auto it = rc.table_values.find(variable);
+      if (it != rc.table_values.end() && !it->second.pattern) count *= std::max<std::size_t>(1, it->second.values.size());
+      if (count > rc.max_tables) {
+        problems.push_back(where + "table '" + rc.table + "': its listed values make more than max_tables (" +
+                           std::to_string(rc.max_tables) + ") tables");
+        return;
+      }
+    }
+  }
+
+  // key.PATH reads a field of a decoded key: the route's topics must have a structured key format.
+  void check_key_reads(const keyspec::KeySpec& spec, const RowMapping& mapping, const config::RouteConfig& rc,
+                       const std::string& where) {
+    std::vector<std::string> names;
+    for (const auto& component : spec.components()) names.insert(names.end(), component.fields.begin(), component.fields.end());
+    for (const auto& rule : mapping.rules()) {
+      if (rule.kind != RowMapping::Rule::Kind::all_fields && !rule.raw_value) names.push_back(rule.from);
+    }
+    const auto format_of = [&](const std::string& topic) {
+      const auto it = config_.decode.topic_key_formats.find(topic);
+      const auto named = it == config_.decode.topic_key_formats.end() ? std::nullopt : config::key_format_named(it->second);
+      return named.value_or(config_.decode.key_format);
+    };
+    for (const auto& name : names) {
+      if (!name.starts_with("key.")) continue;
+      const auto& topics = rc.topics.empty() ? config_.kafka.topics : rc.topics;
+      for (const auto& topic : topics) {
+        const auto format = topic.starts_with('^') ? config_.decode.key_format : format_of(topic);
+        if (format == config::KeyFormat::text || format == config::KeyFormat::bytes) {
+          problems.push_back(where + "'" + name + "' reads a field of the Kafka key, but the keys of topic '" + topic +
+                             "' are " + std::string(config::key_format_name(format)) +
+                             " (set decode.key_format or decode.topic_key_formats to json, avro, protobuf or "
+                             "json_schema)");
+          return;
+        }
+      }
+    }
+  }
+
   // A tombstone has no value: its row key must come from the Kafka key and metadata only.
   void check_delete_key(const keyspec::KeySpec& spec, const std::string& place, const std::string& source) {
     for (const auto& component : spec.components()) {
+      // Its own offset or timestamp names no put's row: the delete would remove nothing.
+      if (component.source.find("kafka:offset") != std::string::npos ||
+          component.source.find("kafka:timestamp") != std::string::npos) {
+        problems.push_back(source + ": " + place + ".key: on_tombstone delete: component '" + component.name +
+                           "' reads " + component.source +
+                           ", which differs between a put and the tombstone that should delete its row");
+      }
       for (const auto& field : component.fields) {
         if (!reads_value(field)) continue;
         problems.push_back(source + ": " + place + ".key: on_tombstone delete needs a key made of the Kafka key and "

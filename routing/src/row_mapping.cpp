@@ -1,6 +1,7 @@
 #include "hbingest/routing/row_mapping.h"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include "hbingest/event_formats/input_name.h"
@@ -113,6 +114,13 @@ RowMapping RowMapping::from_columns(const std::vector<config::ColumnConfig>& col
       continue;
     }
     rule.family = to->first;
+    if (!std::all_of(rule.family.begin(), rule.family.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+        }) ||
+        rule.family.front() == '.') {
+      problem("to: family '" + rule.family + "' is not a name HBase accepts (A-Z a-z 0-9 _ - ., not first '.')");
+      continue;
+    }
     const bool every_member = to->second == "*";
     if (!every_member) rule.qualifier = to->second;
     const auto type = value_type_named(column.type);
@@ -157,6 +165,15 @@ RowMapping RowMapping::from_columns(const std::vector<config::ColumnConfig>& col
       mapping.families_.push_back(rule.family);
     }
     mapping.rules_.push_back(std::move(rule));
+  }
+  // Two rules writing one column would write it twice per event, the later silently winning.
+  std::set<std::string> columns_written;
+  for (const Rule& rule : mapping.rules_) {
+    if (rule.qualifier.empty()) continue;
+    if (!columns_written.insert(rule.family + ":" + rule.qualifier).second) {
+      problems.push_back(rule.source + ": columns: " + rule.family + ":" + rule.qualifier +
+                         " is written by two entries");
+    }
   }
   if (!problems.empty()) {
     std::string text;

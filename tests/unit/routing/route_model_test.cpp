@@ -197,9 +197,15 @@ TEST(BuildRoutes, ADeleteNeedsAKeyFromTheKafkaKeyAndItsTopics) {
       "     key: {components: [{name: id, type: field, field: order_id, width: 8}]}}\n");
   EXPECT_TRUE(mentions(value_key, "component 'id' reads the value's field 'order_id'")) << value_key.front();
   EXPECT_TRUE(mentions(value_key, "test.yaml:")) << value_key.front();
-  EXPECT_TRUE(problems_of("  - {topics: [orders], event_types: [order], table: t, on_tombstone: delete,\n"
-                          "     key: {components: [{name: id, type: field, field: key.order_id, width: 8}]}}\n")
-                  .empty());
+  const std::string by_key_field =
+      "  - {topics: [orders], event_types: [order], table: t, on_tombstone: delete,\n"
+      "     key: {components: [{name: id, type: field, field: key.order_id, width: 8}]}}\n";
+  EXPECT_TRUE(problems_of(by_key_field, "decode: {key_format: json}\n").empty());
+  EXPECT_TRUE(mentions(problems_of(by_key_field), "keys of topic 'orders' are text")) << "key.PATH of a text key";
+  EXPECT_TRUE(mentions(problems_of("  - {topics: [orders], event_types: [order], table: t, on_tombstone: delete,\n"
+                                   "     key: {components: [{name: id, type: field, field: key, width: 8},\n"
+                                   "                        {name: o, type: offset}]}}\n"),
+                       "component 'o' reads kafka:offset"));
   EXPECT_TRUE(mentions(problems_of("  - {event_types: [order], table: t, on_tombstone: delete,\n"
                                    "     key: {components: [{name: id, type: field, field: key, width: 8}]}}\n"),
                        "needs topics"));
@@ -226,6 +232,20 @@ TEST(BuildRoutes, OneTopicOneFormatOneTombstoneAction) {
   EXPECT_TRUE(mentions(problems_of("  - {event_types: [a], table: t,\n"
                                    "     key: {components: [{name: id, type: field, field: 'kafka:nope', width: 8}]}}\n"),
                        "component 'id'"));
+}
+
+TEST(BuildRoutes, ColumnsAndTemplatesThatCannotWorkAreRefused) {
+  const auto duplicate = problems_of(
+      "  - {event_types: [a], table: t, preset: events,\n"
+      "     columns: [{from: a, to: 'd:x'}, {from: b, to: 'd:x'}]}\n");
+  EXPECT_TRUE(mentions(duplicate, "d:x is written by two entries"));
+  const auto family = problems_of("  - {event_types: [a], table: t, preset: events, columns: [{from: a, to: 'my fam:x'}]}\n");
+  EXPECT_TRUE(mentions(family, "routes[0].columns[0]: to: family 'my fam'")) << family.front();
+  EXPECT_TRUE(mentions(problems_of("  - {event_types: [a], table: 't_${field:r}', table_values: {'field:r': [a, b, c]},\n"
+                                   "     max_tables: 2, preset: events}\n"),
+                       "more than max_tables (2)"));
+  EXPECT_TRUE(mentions(problems_of("  - {topics: [orders], event_types: [a], table: t, format: avro, preset: events}\n"),
+                       "set schema_registry.url"));
 }
 
 TEST(BuildRoutes, ATemplateOverTheRoutesOwnTopicsNeedsNoList) {
