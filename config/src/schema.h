@@ -262,8 +262,8 @@ Option<S> enumeration(std::string key, E S::*member, std::vector<std::pair<std::
 
 // An enumeration that may be left unset (a route's override of a decode default).
 template <class S, class E>
-Option<S> optional_enumeration(std::string key, std::optional<E> S::*member, std::vector<std::pair<std::string, E>> values,
-                               std::string description) {
+Option<S> optional_enumeration(std::string key, std::optional<E> S::*member,
+                               std::vector<std::pair<std::string, E>> values, std::string description) {
   std::vector<std::string> names;
   for (const auto& v : values) names.push_back(v.first);
   Option<S> o{std::move(key), "enum", "optional; one of: " + join(names, ", "), std::move(description)};

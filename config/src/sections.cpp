@@ -188,8 +188,8 @@ Option<RouteConfig> table_option() {
     while (at < written.size()) {
       const std::size_t open = written.find("${", at);
       const std::size_t close = open == std::string::npos ? open : written.find('}', open);
-      const bool variable = close != std::string::npos && is_table_variable(std::string_view(written).substr(
-                                                              open + 2, close - open - 2));
+      const bool variable =
+          close != std::string::npos && is_table_variable(std::string_view(written).substr(open + 2, close - open - 2));
       const std::size_t end = variable ? open : std::string::npos;
       // The text up to the next template variable goes through the usual substitution.
       const std::string literal = written.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -658,10 +658,10 @@ const Options<RouteConfig>& route_options() {
       format_option(),
       columns_option(),
       optional_enumeration("null_fields", &R::null_fields, kNullFields,
-                        "What a null field writes: skip (nothing), empty (an empty cell), delete_cell (deletes the "
-                        "column up to the event time). Unset: decode.null_fields."),
+                           "What a null field writes: skip (nothing), empty (an empty cell), delete_cell (deletes the "
+                           "column up to the event time). Unset: decode.null_fields."),
       optional_enumeration("on_tombstone", &R::on_tombstone, kOnTombstone,
-                        "What a tombstone (null value) on this route's topics does; unset: decode.on_tombstone."),
+                           "What a tombstone (null value) on this route's topics does; unset: decode.on_tombstone."),
       preset_option(),
       preset_params_option(),
       key_file_option(),

@@ -20,11 +20,11 @@ std::optional<std::pair<std::string, std::string>> split_column(std::string_view
 }
 
 // Appends one value as its rule's type says; a mismatch is the event's problem.
-std::optional<MappingError> append_typed(const Rule& rule, std::string_view qualifier,
-                                         const keyspec::FieldValue& value, std::string& out) {
+std::optional<MappingError> append_typed(const Rule& rule, std::string_view qualifier, const keyspec::FieldValue& value,
+                                         std::string& out) {
   if (auto why = append_value(value, rule.type, out)) {
-    return MappingError{"bad_value", "column " + rule.family + ":" + std::string(qualifier) + " (from " + rule.from +
-                                         "): " + *why};
+    return MappingError{"bad_value",
+                        "column " + rule.family + ":" + std::string(qualifier) + " (from " + rule.from + "): " + *why};
   }
   return std::nullopt;
 }
@@ -114,9 +114,9 @@ RowMapping RowMapping::from_columns(const std::vector<config::ColumnConfig>& col
       continue;
     }
     rule.family = to->first;
-    if (!std::all_of(rule.family.begin(), rule.family.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-        }) ||
+    if (!std::all_of(
+            rule.family.begin(), rule.family.end(),
+            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }) ||
         rule.family.front() == '.') {
       problem("to: family '" + rule.family + "' is not a name HBase accepts (A-Z a-z 0-9 _ - ., not first '.')");
       continue;

@@ -25,8 +25,7 @@ std::string text_of(const keyspec::FieldValue& value) {
 }  // namespace
 
 bool is_table_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 TableTemplate::TableTemplate(std::string_view text, std::string ns,
@@ -124,8 +123,9 @@ TableTemplate::Resolved TableTemplate::resolve(const TableInputs& inputs) const 
                   (value.size() > 64 ? "...'" : "'") + ", which table_values." + variable + " does not allow"};
     }
     if (!std::all_of(value.begin(), value.end(), is_table_name_char)) {
-      return {{}, "${" + variable + "} of table '" + text_ + "' is '" + value.substr(0, 64) +
-                      "', which has characters an HBase table name cannot hold"};
+      return {{},
+              "${" + variable + "} of table '" + text_ + "' is '" + value.substr(0, 64) +
+                  "', which has characters an HBase table name cannot hold"};
     }
     table += value;
   }

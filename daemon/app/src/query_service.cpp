@@ -90,8 +90,7 @@ struct QueryService::Impl {
                                          .max_limit = config.query.max_limit,
                                          .max_concurrent_queries = config.http.max_concurrent_queries,
                                          .bearer_token = config.http.bearer_token,
-                                         .max_response_bytes = config.http.max_response_bytes}) {
-  }
+                                         .max_response_bytes = config.http.max_response_bytes}) {}
 
   std::optional<query::EventRoute> lookup(std::string_view event_id) const {
     const routing::Route* route = routes.for_query(event_id);  // falls back to the default route
@@ -102,9 +101,10 @@ struct QueryService::Impl {
         {route->topics.size() == 1 ? std::string_view(route->topics.front()) : std::string_view(), event_id, nullptr});
     if (!table.reason.empty()) return std::nullopt;
     const std::string& family = route->columns.families().front();
-    return query::EventRoute{table.table, route->key, family, known_qualifiers(route->columns, family),
-                             // Not owning: the route set outlives this service (see its constructor).
-                             std::shared_ptr<const routing::RowMapping>(std::shared_ptr<const routing::RowMapping>(), &route->columns)};
+    return query::EventRoute{
+        table.table, route->key, family, known_qualifiers(route->columns, family),
+        // Not owning: the route set outlives this service (see its constructor).
+        std::shared_ptr<const routing::RowMapping>(std::shared_ptr<const routing::RowMapping>(), &route->columns)};
   }
 
   const routing::RouteSet& routes;

@@ -308,8 +308,7 @@ bool Pipeline::process(connectors::SourceMessage& message) {
 }
 
 void Pipeline::process_tombstone(connectors::SourceMessage& message, OffsetTracker::Generation generation,
-                                 const routing::Route* deleting,
-                                 std::optional<event_formats::DecodeFailure> decoded) {
+                                 const routing::Route* deleting, std::optional<event_formats::DecodeFailure> decoded) {
   observer_.on_consumed(message.topic, "", 0);
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
   if (deleting == nullptr) {
@@ -357,7 +356,7 @@ void Pipeline::process_tombstone(connectors::SourceMessage& message, OffsetTrack
 }
 
 std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage& message,
-                                                       OffsetTracker::Generation generation) {
+                                                      OffsetTracker::Generation generation) {
   const connectors::TopicPartitionRef tp{message.topic, message.partition};
   // HBase expires a cell once its timestamp + TTL is behind the region server's clock, which we
   // cannot read; ours is the wall clock (now_ms_), and it may be stepped. Skipping an expired event
@@ -402,7 +401,6 @@ std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage&
     return std::nullopt;
   }
   return CellTime{cell_ms, ttl, steady_reading};
-
 }
 
 std::optional<std::string> Pipeline::table_of(const routing::Route& route, std::string_view topic) {

@@ -129,15 +129,14 @@ std::vector<std::string> resolve_columns(const std::vector<ColumnName>& names, c
     // A route may write several families (its row mapping's); a bare qualifier is in the first.
     const auto* mapping = route.columns_written.get();
     const std::string family = name.family.value_or(route.family);
-    const bool known_family = mapping != nullptr ? std::ranges::find(mapping->families(), family) !=
-                                                       mapping->families().end()
-                                                 : family == route.family;
+    const bool known_family = mapping != nullptr
+                                  ? std::ranges::find(mapping->families(), family) != mapping->families().end()
+                                  : family == route.family;
     if (!known_family) {
-      throw RequestError(std::string(kColumns), "unknown column " + quote_bounded(shown) +
-                                                    ": events are stored in family '" + route.family + "'" +
-                                                    (mapping != nullptr && mapping->families().size() > 1
-                                                         ? " (and the route's other families)"
-                                                         : ""));
+      throw RequestError(
+          std::string(kColumns),
+          "unknown column " + quote_bounded(shown) + ": events are stored in family '" + route.family + "'" +
+              (mapping != nullptr && mapping->families().size() > 1 ? " (and the route's other families)" : ""));
     }
     std::string column = family + ":" + name.qualifier;
     const auto known = mapping != nullptr ? mapping->known_qualifiers() : std::nullopt;

@@ -3,6 +3,7 @@
 // through the key command, and the key bytes (or the refusal) must be the same.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -115,6 +116,38 @@ TEST(KeyCommand, BuildsTheKeyTheDaemonWrites) {
     }
   }
   std::filesystem::remove(spec_file);
+}
+
+// --config FILE --route NAME: the route's own key spec, as `run` builds it, by name or event type.
+TEST(KeyCommand, UsesTheKeySpecOfAConfiguredRoute) {
+  const auto dir = std::filesystem::temp_directory_path() / ("key_route_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.yaml") << "kafka: {bootstrap_servers: 'k:9092', topics: [events]}\n"
+                                        "hbase: {endpoints: ['h:9090']}\n"
+                                        "routes:\n"
+                                        "  - {name: logins, event_types: [login], table: t, preset: events,\n"
+                                        "     preset_params: {buckets: '4'}}\n";
+  const auto spec = dir / "spec.yaml";
+  std::ofstream(spec) << kSpec;
+  const auto plan = [&](const Args& args) {
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int code = key_command(args);
+    std::cout.flush();
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    return std::pair{code, out + err};
+  };
+  const std::string config = (dir / "config.yaml").string();
+  const auto by_name = plan(Args{"plan", "--config", config, "--route", "logins", "--event-id", "login"});
+  EXPECT_EQ(by_name.first, 0) << by_name.second;
+  EXPECT_THAT(by_name.second, HasSubstr("4 range(s)")) << "the route's preset parameters";
+  EXPECT_EQ(plan(Args{"plan", "--config", config, "--route", "login", "--event-id", "login"}).second, by_name.second);
+  const auto unknown = plan(Args{"plan", "--config", config, "--route", "logout", "--event-id", "x"});
+  EXPECT_NE(unknown.first, 0);
+  EXPECT_THAT(unknown.second, HasSubstr("no route named 'logout'"));
+  EXPECT_NE(plan(Args{"plan", "--config", config, "--route", "logins", "--spec", spec.string()}).first, 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
 #include "hbingest/app/wiring.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
+#include "hbingest/routing/build_routes.h"
 
 namespace hbingest::app {
 

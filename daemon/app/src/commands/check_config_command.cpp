@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "hbingest/app/commands.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/support/secrets.h"
 
 namespace hbingest::app {

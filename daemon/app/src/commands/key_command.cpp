@@ -14,10 +14,12 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/config/loader.h"
 #include "hbingest/connectors/http_schema_registry.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/keyspec/time_text.h"
+#include "hbingest/routing/build_routes.h"
 
 namespace hbingest::app {
 namespace {
@@ -27,6 +29,8 @@ struct UsageError : std::runtime_error {
 };
 
 struct Options {
+  std::optional<std::string> config_file;  // with route: the key spec of a configured route
+  std::optional<std::string> route;
   std::optional<std::string> spec_file;
   std::optional<std::string> preset;
   std::map<std::string, std::string, std::less<>> params;
@@ -56,9 +60,25 @@ std::int64_t parse_time(const std::string& flag, const std::string& text) {
   return *ms;
 }
 
+// The key spec of route `name` (its name, or an event type it takes) as `run` builds it.
+keyspec::KeySpec route_spec(const std::string& config_file, const std::string& name) {
+  const auto config = config::load_config(config_file);
+  const auto routes = routing::build_routes(config);
+  for (const auto& route : routes.all()) {
+    if (route->name == name) return *route->key;
+  }
+  if (const auto* route = routes.for_query(name)) return *route->key;
+  throw UsageError("--route: no route named '" + name + "' and none takes event type '" + name + "' in " + config_file);
+}
+
 keyspec::KeySpec load_spec(const Options& o) {
+  if (o.config_file.has_value() != o.route.has_value()) throw UsageError("--config and --route go together");
+  if (o.config_file) {
+    if (o.spec_file || o.preset) throw UsageError("give --config with --route, or --spec, or --preset");
+    return route_spec(*o.config_file, *o.route);
+  }
   if (o.spec_file.has_value() == o.preset.has_value())
-    throw UsageError("give exactly one of --spec FILE or --preset NAME");
+    throw UsageError("give exactly one of --spec FILE, --preset NAME or --config FILE --route NAME");
   if (o.spec_file && !o.params.empty()) throw UsageError("--param applies to --preset only");
   auto spec =
       o.spec_file ? keyspec::KeySpec::from_yaml_file(*o.spec_file) : keyspec::KeySpec::preset(*o.preset, o.params);
@@ -207,7 +227,8 @@ int plan(const Options& o) {
 
 int key_command(const Args& args) {
   CLI::App cli{
-      "Build, explain and plan row keys. SPEC is --spec FILE or --preset NAME [--param KEY=VALUE]...;\n"
+      "Build, explain and plan row keys. SPEC is --spec FILE, --preset NAME [--param KEY=VALUE]... or\n"
+      "--config FILE --route NAME (a route's name or an event type it takes);\n"
       "times are epoch ms or RFC 3339.",
       "hbingest key"};
   cli.require_subcommand(1);
@@ -219,6 +240,8 @@ int key_command(const Args& args) {
     sub->add_option("--spec", o.spec_file, "key spec YAML file");
     sub->add_option("--preset", o.preset, "built-in preset (hbingest key presets lists them)");
     sub->add_option("--param", params, "preset parameter KEY=VALUE (repeatable)");
+    sub->add_option("--config", o.config_file, "daemon config file (with --route)");
+    sub->add_option("--route", o.route, "the route (its name, or an event type it takes) whose key spec to use");
   };
   auto* build_cmd = cli.add_subcommand("build", "encode an event into a key, each part annotated");
   add_spec(build_cmd);

@@ -18,10 +18,10 @@
 #include "hbingest/app/query_command_line.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/query/events_request.h"
 #include "hbingest/query/query_engine.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/server/row_json.h"
 
 namespace hbingest::app {
@@ -125,8 +125,8 @@ int query_command(const Args& args) {
 
   if (line.format == "json") {
     nlohmann::json rows = nlohmann::json::array();
-    const auto stats =
-        engine.stream(q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q.columns_written.get())); });
+    const auto stats = engine.stream(
+        q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q.columns_written.get())); });
     const nlohmann::json doc = {{"rows", std::move(rows)},
                                 {"count", stats.rows},
                                 {"truncated", stats.truncated},

@@ -1,8 +1,8 @@
 // hbingest run --config FILE [--progress]: the ingest daemon.
 
-#include <algorithm>
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 #include <chrono>
@@ -21,7 +21,6 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
@@ -32,6 +31,7 @@
 #include "hbingest/ingest/readiness.h"
 #include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/wall_clock.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/server/service_endpoints.h"
 
 namespace hbingest::app {

@@ -15,8 +15,8 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/server/service_endpoints.h"
 
 namespace hbingest::app {

@@ -6,8 +6,8 @@
 // explains it. Built once from the configuration (build_routes.h); immutable, shared by threads.
 
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -22,9 +22,9 @@ namespace hbingest::routing {
 
 // What a mapping reads of one event.
 struct RowInputs {
-  const event_formats::Record* value = nullptr;         // the decoded value; null for a tombstone
+  const event_formats::Record* value = nullptr;          // the decoded value; null for a tombstone
   const event_formats::MessageFields* fields = nullptr;  // every input (value paths, key, headers, kafka:)
-  std::string_view raw_value;                           // the message value's bytes as received
+  std::string_view raw_value;                            // the message value's bytes as received
 };
 
 // What a mapping made of one event.

@@ -28,9 +28,9 @@
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
-#include "hbingest/routing/route.h"
 #include "hbingest/ingest/shutdown_budget.h"
 #include "hbingest/ingest/writer_pool.h"
+#include "hbingest/routing/route.h"
 #include "hbingest/support/guarded_text.h"
 #include "hbingest/support/rate_limited_log.h"
 
