@@ -165,7 +165,8 @@ class RouteBuilder {
                 std::make_shared<const keyspec::KeySpec>(std::move(*spec)),
                 std::move(*mapping),
                 on_tombstone,
-                rc.table_source};
+                rc.table_source,
+                format_of(rc)};
     return route;
   }
 
@@ -178,6 +179,20 @@ class RouteBuilder {
     } catch (const std::invalid_argument&) {
       return true;
     }
+  }
+
+  config::EventFormat format_of(const config::RouteConfig& rc) const {
+    if (rc.format) return config::event_format_named(*rc.format).value_or(config_.decode.format);
+    std::optional<config::EventFormat> common;
+    for (const auto& topic : rc.topics) {
+      const auto it = config_.decode.topic_formats.find(topic);
+      const auto format = it == config_.decode.topic_formats.end()
+                              ? config_.decode.format
+                              : config::event_format_named(it->second).value_or(config_.decode.format);
+      if (common && *common != format) return config_.decode.format;
+      common = format;
+    }
+    return common.value_or(config_.decode.format);
   }
 
   // Every field a key component reads must be an input name (docs/rows.md, "Inputs").

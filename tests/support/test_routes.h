@@ -25,7 +25,8 @@ inline routing::Route test_route(const std::string& table, std::vector<std::stri
                         std::make_shared<const keyspec::KeySpec>(std::move(spec)),
                         routing::RowMapping::from_decode(decode),
                         config::OnTombstone::dlq,
-                        "test"};
+                        "test",
+                        decode.format};
 }
 
 }  // namespace hbingest::testing

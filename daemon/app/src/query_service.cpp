@@ -8,6 +8,8 @@
 
 #include "hbingest/app/wiring.h"
 #include "hbingest/connectors/thrift2_scanner_factory.h"
+#include "hbingest/event_formats/format_factory.h"
+#include "packed_cell_reader.h"
 #include "query_metrics.h"
 
 namespace hbingest::app {
@@ -81,6 +83,10 @@ std::optional<std::string> metrics_token(const config::HttpConfig& http) {
 struct QueryService::Impl {
   Impl(const config::Config& config, const routing::RouteSet& routes_ref, prometheus::Registry* registry)
       : routes(routes_ref),
+        schema_registry(config.schema_registry.url
+                            ? connectors::make_http_schema_registry(schema_registry_options(config.schema_registry))
+                            : nullptr),
+        packed_readers(make_packed_readers(config, routes_ref, schema_registry.get())),
         scanners(connectors::make_thrift2_scanner_factory(thrift2_options(config.hbase), config.query.concurrency)),
         observer(registry ? std::make_unique<QueryMetrics>(*registry) : nullptr),
         engine(*scanners, engine_options(config.query), observer.get()),
@@ -104,10 +110,35 @@ struct QueryService::Impl {
     return query::EventRoute{
         table.table, route->key, family, known_qualifiers(route->columns, family),
         // Not owning: the route set outlives this service (see its constructor).
-        std::shared_ptr<const routing::RowMapping>(std::shared_ptr<const routing::RowMapping>(), &route->columns)};
+        std::shared_ptr<const routing::RowMapping>(std::shared_ptr<const routing::RowMapping>(), &route->columns),
+        packed_reader(route)};
+  }
+
+  // The packed cell of each route that writes one, read back by the route's format (its schemas
+  // from the registry when it is Avro, Protobuf or JSON Schema).
+  static std::map<const routing::Route*, std::shared_ptr<const query::PackedCellReader>> make_packed_readers(
+      const config::Config& config, const routing::RouteSet& routes, connectors::SchemaRegistry* registry) {
+    std::map<const routing::Route*, std::shared_ptr<const query::PackedCellReader>> readers;
+    for (const auto& route : routes.all()) {
+      const auto column = route->columns.packed_column();
+      if (!column) continue;
+      if (event_formats::needs_schema_registry(route->format) && registry == nullptr) continue;
+      readers.emplace(route.get(), std::make_shared<PackedValueReader>(
+                                       column->first, column->second, route->format, registry,
+                                       event_formats::SchemaCacheLimits{config.schema_registry.cache_max_schemas,
+                                                                        config.schema_registry.cache_max_bytes}));
+    }
+    return readers;
+  }
+
+  std::shared_ptr<const query::PackedCellReader> packed_reader(const routing::Route* route) const {
+    const auto it = packed_readers.find(route);
+    return it == packed_readers.end() ? nullptr : it->second;
   }
 
   const routing::RouteSet& routes;
+  std::unique_ptr<connectors::SchemaRegistry> schema_registry;  // null without schema_registry.url
+  std::map<const routing::Route*, std::shared_ptr<const query::PackedCellReader>> packed_readers;
   // Destruction order matters: the handler uses the engine, the engine the scanner pool.
   std::unique_ptr<connectors::Thrift2ScannerFactory> scanners;
   std::unique_ptr<QueryMetrics> observer;

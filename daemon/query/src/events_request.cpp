@@ -201,6 +201,7 @@ Query build_query(const EventsRequest& request, const RouteLookup& routes) {
   query.table = route->table;
   query.spec = route->spec;
   query.columns_written = route->columns_written;
+  query.packed = route->packed;
   if (request.full_table) {
     query.full_table_splits = route->spec->salt_buckets();
     query.merge = MergeBy::key;

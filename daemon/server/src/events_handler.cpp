@@ -96,7 +96,7 @@ class QueryRun {
       query::QueryOptions options;
       options.max_bytes = cap;
       const auto stats = engine.stream(events_query, options, [&](query::ResultRow&& row) {
-        const std::string text = dump_json(row_to_json(row, events_query.columns_written.get()));
+        const std::string text = dump_json(row_to_json(row, events_query));
         if (bytes + text.size() + 1 > cap) throw ByteCapReached{};
         if (!ndjson && outcome_.rows > 0) pending += ',';
         pending += text;

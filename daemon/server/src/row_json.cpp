@@ -4,7 +4,8 @@
 
 namespace hbingest::server {
 
-nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written) {
+nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written,
+                           const query::PackedCellReader* packed) {
   nlohmann::json out = nlohmann::json::object();
   out["key"] = keyspec::to_hex(row.key);
   nlohmann::json parts = nlohmann::json::object();
@@ -23,7 +24,17 @@ nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMappin
   }
   out["parts"] = std::move(parts);
   nlohmann::json columns = nlohmann::json::object();
+  std::vector<connectors::ScannedCell> fields;
   for (const auto& cell : row.cells) {
+    if (packed != nullptr && packed->reads(cell)) {
+      std::string why;
+      fields.clear();
+      if (packed->expand(cell, fields, why)) {
+        for (const auto& field : fields) columns[field.family + ":" + field.qualifier] = field.value;
+        continue;
+      }
+      out["packed_error"] = why;
+    }
     auto& value = columns[cell.family + ":" + cell.qualifier];
     const auto type =
         columns_written != nullptr ? columns_written->type_of(cell.family, cell.qualifier) : routing::ValueType::text;

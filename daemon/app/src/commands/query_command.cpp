@@ -29,8 +29,8 @@ namespace hbingest::app {
 namespace {
 
 // One line per row: time, partition, offset, salt, then the columns.
-void print_table_row(const query::ResultRow& row, const routing::RowMapping* columns_written) {
-  const auto json = server::row_to_json(row, columns_written);
+void print_table_row(const query::ResultRow& row, const query::Query& q) {
+  const auto json = server::row_to_json(row, q);
   std::string line = json.value("time", std::string("-"));
   line += "  p" + (json.contains("partition") ? json["partition"].dump() : std::string("-"));
   line += "  o" + (json.contains("offset") ? json["offset"].dump() : std::string("-"));
@@ -126,7 +126,7 @@ int query_command(const Args& args) {
   if (line.format == "json") {
     nlohmann::json rows = nlohmann::json::array();
     const auto stats = engine.stream(
-        q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q.columns_written.get())); });
+        q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q)); });
     const nlohmann::json doc = {{"rows", std::move(rows)},
                                 {"count", stats.rows},
                                 {"truncated", stats.truncated},
@@ -137,9 +137,9 @@ int query_command(const Args& args) {
   }
   const auto stats = engine.stream(q, options, [&](query::ResultRow&& row) {
     if (line.format == "ndjson") {
-      std::puts(server::dump_json(server::row_to_json(row, q.columns_written.get())).c_str());
+      std::puts(server::dump_json(server::row_to_json(row, q)).c_str());
     } else {
-      print_table_row(row, q.columns_written.get());
+      print_table_row(row, q);
     }
   });
   std::fprintf(stderr, "%zu rows%s from %zu scans (%zu opened) in %.1f ms%s\n", stats.rows,

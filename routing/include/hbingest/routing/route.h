@@ -30,6 +30,9 @@ struct Route {
   RowMapping columns;
   config::OnTombstone on_tombstone = config::OnTombstone::dlq;
   std::string source;  // "config.yaml:42": where the route is configured
+  // How its topics' values are written (its `format`, else the one decode.topic_formats gives all
+  // its topics, else decode.format): what a packed cell holds, for queries to read back.
+  config::EventFormat format = config::EventFormat::json;
 
   bool takes_topic(std::string_view topic) const;
 };

@@ -17,6 +17,20 @@
 
 namespace hbingest::query {
 
+// Reads a packed cell (a route's whole-message column, `from: kafka:value`) back into one cell per
+// top-level field, as the default mapping writes them, so a query answers the same for packed and
+// field rows. Thread-safe.
+class PackedCellReader {
+ public:
+  virtual ~PackedCellReader() = default;
+  // Whether `cell` is the packed column.
+  virtual bool reads(const connectors::ScannedCell& cell) const = 0;
+  // Appends the fields' cells (the packed cell's family, its timestamp); false, with `out`
+  // untouched and `why` set, when its bytes do not decode now (then the cell is answered as stored).
+  virtual bool expand(const connectors::ScannedCell& cell, std::vector<connectors::ScannedCell>& out,
+                      std::string& why) const = 0;
+};
+
 // Where the events of one type live.
 struct EventRoute {
   std::string table;
@@ -26,6 +40,7 @@ struct EventRoute {
   // The route's row mapping: the type each stored cell was written with, so a query renders it back
   // (a binary long as a JSON number). Null: every cell is text.
   std::shared_ptr<const routing::RowMapping> columns_written{};
+  std::shared_ptr<const PackedCellReader> packed{};  // set when the route writes a packed cell
 };
 
 enum class Order { asc, desc };
@@ -49,8 +64,9 @@ struct Query {
   std::size_t limit = 1000;                      // 0 = no limit
   Order order = Order::asc;
   MergeBy merge = MergeBy::time;
-  std::vector<std::string> columns;  // "family" or "family:qualifier"; empty = all
+  std::vector<std::string> columns;                              // "family" or "family:qualifier"; empty = all
   std::shared_ptr<const routing::RowMapping> columns_written{};  // EventRoute's: how to render cells
+  std::shared_ptr<const PackedCellReader> packed{};              // EventRoute's
 };
 
 // Engine-wide defaults; see config::QueryConfig.

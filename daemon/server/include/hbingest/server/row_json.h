@@ -15,7 +15,14 @@ namespace hbingest::server {
 // Each cell reads back as `columns_written` wrote it (routing::render_value: a long as a number,
 // bytes as base64...; text as the string it is); a cell whose bytes do not fit its type reads as
 // {"error": why, "value_hex": its bytes}. Null `columns_written`: every cell is text.
-nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written = nullptr);
+// A packed cell (`packed`) reads back as its fields' cells; one that does not decode stays as stored,
+// with "packed_error" saying why.
+nlohmann::json row_to_json(const query::ResultRow& row, const routing::RowMapping* columns_written = nullptr,
+                           const query::PackedCellReader* packed = nullptr);
+// The same for a Query's route.
+inline nlohmann::json row_to_json(const query::ResultRow& row, const query::Query& query) {
+  return row_to_json(row, query.columns_written.get(), query.packed.get());
+}
 
 // Serialises without throwing on invalid UTF-8 in cell values (replaced by U+FFFD).
 std::string dump_json(const nlohmann::json& value);
