@@ -1,8 +1,8 @@
 // hbingest run --config FILE [--progress]: the ingest daemon.
 
-#include <algorithm>
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
@@ -21,7 +22,6 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
-#include "hbingest/routing/build_routes.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
@@ -32,6 +32,7 @@
 #include "hbingest/ingest/readiness.h"
 #include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/wall_clock.h"
+#include "hbingest/routing/build_routes.h"
 #include "hbingest/server/service_endpoints.h"
 
 namespace hbingest::app {
@@ -188,7 +189,13 @@ int run_command(const Args& args) {
   }
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
                              pipeline_metrics, &table_watch);
-  ingest::Pipeline pipeline(pipeline_options(config), source, dead_letters, writers, routes, pipeline_metrics,
+  auto ingest_options = pipeline_options(config);
+  // A table a template makes from an event's values: watched from now on, checked (and under
+  // table.create_table created) on the watch's thread while its first rows wait.
+  ingest_options.on_new_table = [&table_watch](const std::string& table, const routing::Route& route) {
+    table_watch.watch(table_plan(route, table));
+  };
+  ingest::Pipeline pipeline(std::move(ingest_options), source, dead_letters, writers, routes, pipeline_metrics,
                             ingest::wall_clock_ms);
 
   // Declared after the pipeline and its parts: destroyed first, so no handler outlives them. The
