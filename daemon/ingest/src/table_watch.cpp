@@ -65,11 +65,15 @@ std::string remedy(TableStatus status, const std::string& table, const std::vect
 TableWatch::TableWatch(const std::vector<std::string>& tables, TableWatchOptions options,
                        connectors::TableStatusSource& source, PipelineObserver& observer)
     : options_(std::move(options)), source_(source), observer_(observer) {
+  auto map = std::make_shared<TableMap>();
   for (const auto& table : tables) {
-    auto& watched = tables_.try_emplace(table).first->second;
+    auto& watched = (*map)[table];
+    if (watched) continue;
+    watched = std::make_shared<Watched>();
     const auto own = options_.table_families.find(table);
-    watched.families = own != options_.table_families.end() ? own->second : options_.families;
+    watched->families = own != options_.table_families.end() ? own->second : options_.families;
   }
+  tables_.store(std::move(map));
 }
 
 TableWatch::~TableWatch() {
@@ -95,24 +99,28 @@ void TableWatch::watch(const TablePlan& plan) {
   bool added = false;
   bool grew = false;
   {
-    std::unique_lock lock(tables_mutex_);
-    const auto [it, inserted] = tables_.try_emplace(plan.table);
-    auto& watched = it->second;
-    if (inserted) {
-      watched.families = families;
-      watched.split_keys = plan.split_keys;
-      watched.run_time = true;
-      watched.create_if_missing = options_.create.has_value();
-      watched.first_check_pending = true;
-      added = true;
-    } else {
+    std::lock_guard lock(watch_mutex_);
+    const auto current = tables_.load();
+    if (const auto it = current->find(plan.table); it != current->end()) {
       // Another route writing the same table: its families too, from the next check on.
+      auto& known = it->second->families;
       for (const auto& family : families) {
-        if (std::find(watched.families.begin(), watched.families.end(), family) == watched.families.end()) {
-          watched.families.push_back(family);
+        if (std::find(known.begin(), known.end(), family) == known.end()) {
+          known.push_back(family);
           grew = true;
         }
       }
+    } else {
+      auto watched = std::make_shared<Watched>();
+      watched->families = families;
+      watched->split_keys = plan.split_keys;
+      watched->run_time = true;
+      watched->create_if_missing = options_.create.has_value();
+      watched->first_check_pending = true;
+      auto next = std::make_shared<TableMap>(*current);
+      next->emplace(plan.table, std::move(watched));
+      tables_.store(std::move(next));
+      added = true;
     }
   }
   if (!added && !grew) return;
@@ -132,11 +140,14 @@ void TableWatch::check_tables(bool only_first) {
     Watched* watched;
     std::vector<std::string> families;
   };
+  const auto tables = tables_.load();  // keeps the names and Watched of this round alive
   std::vector<Item> round;
   {
-    std::shared_lock lock(tables_mutex_);
-    for (auto& [table, watched] : tables_) {
-      if (!only_first || watched.first_check_pending.load()) round.push_back({&table, &watched, watched.families});
+    std::lock_guard lock(watch_mutex_);
+    for (const auto& [table, watched] : *tables) {
+      if (!only_first || watched->first_check_pending.load()) {
+        round.push_back({&table, watched.get(), watched->families});
+      }
     }
   }
   for (const auto& item : round) {
@@ -218,10 +229,10 @@ void TableWatch::check_table(const std::string& table, Watched& watched, const s
 }
 
 bool TableWatch::writable(const std::string& table) const {
-  std::shared_lock lock(tables_mutex_);
-  const auto it = tables_.find(table);
-  if (it == tables_.end()) return true;
-  const auto& watched = it->second;
+  const auto tables = tables_.load();
+  const auto it = tables->find(table);
+  if (it == tables->end()) return true;
+  const auto& watched = *it->second;
   return !watched.first_check_pending.load() && watched.status.load() == TableStatus::writable;
 }
 
@@ -235,20 +246,20 @@ void TableWatch::write_failed(const std::string& /*table*/) {
 
 std::vector<std::string> TableWatch::problems() const {
   std::vector<std::string> problems;
-  std::shared_lock tables_lock(tables_mutex_);
-  for (const auto& [table, watched] : tables_) {
-    const auto status = watched.status.load();
+  const auto tables = tables_.load();
+  for (const auto& [table, watched] : *tables) {
+    const auto status = watched->status.load();
     if (status == TableStatus::writable) continue;
     std::lock_guard lock(missing_mutex_);
-    problems.push_back(state_of(table, status, watched.missing_families));
+    problems.push_back(state_of(table, status, watched->missing_families));
   }
   return problems;
 }
 
 bool TableWatch::any_unavailable() const {
-  std::shared_lock lock(tables_mutex_);
-  return std::any_of(tables_.begin(), tables_.end(),
-                     [](const auto& entry) { return entry.second.status.load() != TableStatus::writable; });
+  const auto tables = tables_.load();
+  return std::any_of(tables->begin(), tables->end(),
+                     [](const auto& entry) { return entry.second->status.load() != TableStatus::writable; });
 }
 
 void TableWatch::run() {

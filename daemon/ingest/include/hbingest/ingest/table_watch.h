@@ -29,7 +29,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,7 +87,7 @@ class TableWatch final : public TableGate {
 
  private:
   struct Watched {
-    std::vector<std::string> families;    // tables_mutex_ (watch() may add some)
+    std::vector<std::string> families;    // watch_mutex_ (watch() may add some)
     std::vector<std::string> split_keys;  // fixed at insertion
     bool run_time = false;                // added by watch(), not at construction; fixed at insertion
     // Written by the checks only; read by any thread.
@@ -113,11 +112,13 @@ class TableWatch final : public TableGate {
   const TableWatchOptions options_;
   connectors::TableStatusSource& source_;
   PipelineObserver& observer_;
-  // Writers look tables up under a shared lock; watch() inserts under an exclusive one, never held
-  // across a call to HBase. Entries are never removed, so a Watched stays where it is and the
-  // checks use it after the lock is released.
-  mutable std::shared_mutex tables_mutex_;
-  std::map<std::string, Watched, std::less<>> tables_;
+  // Writers read the current map with one atomic load and no lock (a reader-preferring shared_mutex
+  // let busy writers starve the pipeline thread's watch()). watch() publishes a copy with the new
+  // table: one copy per table a template makes, of a map bounded by the routes' max_tables. A
+  // Watched is shared by every map published and never removed, so a check holds it safely.
+  using TableMap = std::map<std::string, std::shared_ptr<Watched>, std::less<>>;
+  std::atomic<std::shared_ptr<const TableMap>> tables_;
+  mutable std::mutex watch_mutex_;    // serialises watch(); Watched::families
   std::mutex check_mutex_;            // one check() at a time: the source is not thread-safe
   mutable std::mutex missing_mutex_;  // Watched::missing_families, for problems() on other threads
   support::RateLimitedLog check_log_{std::chrono::seconds(60)};
