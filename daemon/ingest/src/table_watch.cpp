@@ -73,7 +73,7 @@ TableWatch::TableWatch(const std::vector<std::string>& tables, TableWatchOptions
     const auto own = options_.table_families.find(table);
     watched->families = own != options_.table_families.end() ? own->second : options_.families;
   }
-  tables_.store(std::move(map));
+  tables_ = std::move(map);
 }
 
 TableWatch::~TableWatch() {
@@ -98,30 +98,38 @@ void TableWatch::watch(const TablePlan& plan) {
   const auto& families = plan.families.empty() ? options_.families : plan.families;
   bool added = false;
   bool grew = false;
-  {
-    std::lock_guard lock(watch_mutex_);
-    const auto current = tables_.load();
-    if (const auto it = current->find(plan.table); it != current->end()) {
-      // Another route writing the same table: its families too, from the next check on.
-      auto& known = it->second->families;
-      for (const auto& family : families) {
-        if (std::find(known.begin(), known.end(), family) == known.end()) {
-          known.push_back(family);
-          grew = true;
+  for (;;) {
+    std::shared_ptr<const TableMap> current;
+    {
+      std::lock_guard lock(tables_mutex_);
+      if (const auto it = tables_->find(plan.table); it != tables_->end()) {
+        // Another route writing the same table: its families too, from the next check on.
+        auto& known = it->second->families;
+        for (const auto& family : families) {
+          if (std::find(known.begin(), known.end(), family) == known.end()) {
+            known.push_back(family);
+            grew = true;
+          }
         }
+        break;
       }
-    } else {
-      auto watched = std::make_shared<Watched>();
-      watched->families = families;
-      watched->split_keys = plan.split_keys;
-      watched->run_time = true;
-      watched->create_if_missing = options_.create.has_value();
-      watched->first_check_pending = true;
-      auto next = std::make_shared<TableMap>(*current);
-      next->emplace(plan.table, std::move(watched));
-      tables_.store(std::move(next));
-      added = true;
+      current = tables_;
     }
+    auto watched = std::make_shared<Watched>();
+    watched->families = families;
+    watched->split_keys = plan.split_keys;
+    watched->run_time = true;
+    watched->create_if_missing = options_.create.has_value();
+    watched->first_check_pending = true;
+    auto next = std::make_shared<TableMap>(*current);  // copied without the writers' lock
+    next->emplace(plan.table, std::move(watched));
+    {
+      std::lock_guard lock(tables_mutex_);
+      if (tables_ != current) continue;  // another watch() published meanwhile: add to that one
+      tables_ = std::move(next);
+    }
+    added = true;
+    break;
   }
   if (!added && !grew) return;
   {
@@ -131,33 +139,30 @@ void TableWatch::watch(const TablePlan& plan) {
   wake_.notify_all();
 }
 
+std::shared_ptr<const TableWatch::TableMap> TableWatch::tables() const {
+  std::lock_guard lock(tables_mutex_);
+  return tables_;
+}
+
+std::vector<std::string> TableWatch::families_of(const Watched& watched) const {
+  std::lock_guard lock(tables_mutex_);
+  return watched.families;
+}
+
 void TableWatch::check() { check_tables(false); }
 
 void TableWatch::check_tables(bool only_first) {
   std::lock_guard serial(check_mutex_);
-  struct Item {
-    const std::string* table;
-    Watched* watched;
-    std::vector<std::string> families;
-  };
-  const auto tables = tables_.load();  // keeps the names and Watched of this round alive
-  std::vector<Item> round;
-  {
-    std::lock_guard lock(watch_mutex_);
-    for (const auto& [table, watched] : *tables) {
-      if (!only_first || watched->first_check_pending.load()) {
-        round.push_back({&table, watched.get(), watched->families});
-      }
-    }
-  }
-  for (const auto& item : round) {
+  const auto tables = this->tables();  // keeps the names and Watched of this round alive
+  for (const auto& [table, watched] : *tables) {
+    if (only_first && !watched->first_check_pending.load()) continue;
     {
       // A check can take a read timeout per table when the gateway does not answer: do not make
       // the daemon's shutdown wait for the rest.
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
-    check_table(*item.table, *item.watched, item.families);
+    check_table(table, *watched, families_of(*watched));
   }
 }
 
@@ -229,7 +234,7 @@ void TableWatch::check_table(const std::string& table, Watched& watched, const s
 }
 
 bool TableWatch::writable(const std::string& table) const {
-  const auto tables = tables_.load();
+  const auto tables = this->tables();
   const auto it = tables->find(table);
   if (it == tables->end()) return true;
   const auto& watched = *it->second;
@@ -246,7 +251,7 @@ void TableWatch::write_failed(const std::string& /*table*/) {
 
 std::vector<std::string> TableWatch::problems() const {
   std::vector<std::string> problems;
-  const auto tables = tables_.load();
+  const auto tables = this->tables();
   for (const auto& [table, watched] : *tables) {
     const auto status = watched->status.load();
     if (status == TableStatus::writable) continue;
@@ -257,7 +262,7 @@ std::vector<std::string> TableWatch::problems() const {
 }
 
 bool TableWatch::any_unavailable() const {
-  const auto tables = tables_.load();
+  const auto tables = this->tables();
   return std::any_of(tables->begin(), tables->end(),
                      [](const auto& entry) { return entry.second->status.load() != TableStatus::writable; });
 }

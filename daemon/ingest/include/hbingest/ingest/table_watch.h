@@ -87,7 +87,7 @@ class TableWatch final : public TableGate {
 
  private:
   struct Watched {
-    std::vector<std::string> families;    // watch_mutex_ (watch() may add some)
+    std::vector<std::string> families;    // tables_mutex_ (watch() may add some)
     std::vector<std::string> split_keys;  // fixed at insertion
     bool run_time = false;                // added by watch(), not at construction; fixed at insertion
     // Written by the checks only; read by any thread.
@@ -100,6 +100,8 @@ class TableWatch final : public TableGate {
     std::vector<std::string> missing_families;  // of the last answer (missing_mutex_)
   };
 
+  using TableMap = std::map<std::string, std::shared_ptr<Watched>, std::less<>>;
+
   void run();
   // One round over every table, or over those still waiting for their first check.
   void check_tables(bool only_first);
@@ -108,18 +110,22 @@ class TableWatch final : public TableGate {
   std::optional<connectors::TableState> ask(const std::string& table, const std::vector<std::string>& families);
   void create(const std::string& table, const Watched& watched, const std::vector<std::string>& families);
   bool any_unavailable() const;
+  std::shared_ptr<const TableMap> tables() const;
+  std::vector<std::string> families_of(const Watched& watched) const;
 
   const TableWatchOptions options_;
   connectors::TableStatusSource& source_;
   PipelineObserver& observer_;
-  // Writers read the current map with one atomic load and no lock (a reader-preferring shared_mutex
-  // let busy writers starve the pipeline thread's watch()). watch() publishes a copy with the new
-  // table: one copy per table a template makes, of a map bounded by the routes' max_tables. A
-  // Watched is shared by every map published and never removed, so a check holds it safely.
-  using TableMap = std::map<std::string, std::shared_ptr<Watched>, std::less<>>;
-  std::atomic<std::shared_ptr<const TableMap>> tables_;
-  mutable std::mutex watch_mutex_;    // serialises watch(); Watched::families
-  std::mutex check_mutex_;            // one check() at a time: the source is not thread-safe
+  std::mutex check_mutex_;  // one check() at a time: the source is not thread-safe
+  // The tables as an immutable map: writers copy the pointer under tables_mutex_ (held for that
+  // only) and look up without a lock; watch() publishes a copy with the new table, made outside
+  // the lock (one copy per table a template makes, of a map bounded by the routes' max_tables). A
+  // Watched is shared by every map published and never removed, so a check holds it safely. Not a
+  // shared_mutex: glibc's prefers readers, and busy writers starved watch() on the pipeline thread;
+  // nor std::atomic<std::shared_ptr>: libstdc++ 12's is a data race to TSan.
+  // Declared after check_mutex_, which is the only lock ever held while taking it.
+  mutable std::mutex tables_mutex_;  // tables_ and every Watched::families
+  std::shared_ptr<const TableMap> tables_;
   mutable std::mutex missing_mutex_;  // Watched::missing_families, for problems() on other threads
   support::RateLimitedLog check_log_{std::chrono::seconds(60)};
 
