@@ -690,7 +690,9 @@ const Options<TableConfig>& table_options() {
   static const Options<T> options = {
       duration("ttl", &T::ttl, 1s, 24h * 3650,
                "Row lifetime: the family TTL at bootstrap and the per-put TTL (whole seconds)."),
-      boolean("create_table", &T::create_table, "Create missing tables at start, like `hbingest bootstrap`."),
+      boolean("create_table", &T::create_table,
+              "Create missing tables at start, like `hbingest bootstrap`, and those a table template makes at run "
+              "time when first seen."),
       duration("check_interval", &T::check_interval, 1s, 1h,
                "How often `run` checks that every route table exists, is enabled and has the family "
                "(also at once after a failed write, and every 2s while one is not): writes to such a "

@@ -117,12 +117,16 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   return options;
 }
 
+ingest::TablePlan table_plan(const routing::Route& route, const std::string& table) {
+  return {table, route.columns.families(), route.key->split_keys()};
+}
+
 std::vector<ingest::TablePlan> route_tables(const routing::RouteSet& routes) {
   std::vector<ingest::TablePlan> tables;
   for (const auto& route : routes.all()) {
     const auto names = route->table.enumerate(route->max_tables);
     if (!names) continue;
-    for (const auto& name : *names) tables.push_back({name, route->columns.families(), route->key->split_keys()});
+    for (const auto& name : *names) tables.push_back(table_plan(*route, name));
   }
   return tables;
 }
@@ -152,6 +156,9 @@ ingest::TableWatchOptions table_watch_options(const config::Config& config) {
   options.interval = config.table.check_interval;
   // Recheck and min_gap keep their defaults: bounded by the admin calls' cost, not by taste.
   options.recheck = std::min(options.recheck, options.interval);
+  // Tables known at start are created by bootstrap before the watch runs; those a template makes
+  // at run time are created by the watch.
+  if (config.table.create_table) options.create = table_settings(config);
   return options;
 }
 

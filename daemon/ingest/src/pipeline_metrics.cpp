@@ -122,9 +122,11 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                 "Messages behind the partition end: its end from librdkafka statistics minus the position consumed.")),
       salt_bucket_writes_(
           counter(registry, "hbingest_salt_bucket_rows_total", "Rows queued per salt bucket (hot-spot detection).")),
-      table_available_(gauge(registry, "hbingest_table_available",
-                             "1 when the route table exists, is enabled and has the column family; 0 while not "
-                             "(its writes are held). From the table watch's last answered check.")),
+      table_available_(
+          gauge(registry, "hbingest_table_available",
+                "1 when the route table exists, is enabled and has the column family; 0 while not "
+                "(its writes are held). From the table watch's last answered check. One series per table watched: "
+                "at most the routes' plain tables plus their templates' max_tables.")),
       security_errors_(counter(registry, "hbingest_kafka_security_errors_total",
                                "Kafka TLS or SASL failures after startup (wrong certificate, CA or password; "
                                "librdkafka keeps retrying), by client: consumer, dead_letter.")),
@@ -321,7 +323,8 @@ void PipelineMetrics::on_kafka_statistics(const std::string& json) {
 }
 
 void PipelineMetrics::on_table_available(const std::string& table, bool available) {
-  // Family::Add returns the existing child for known labels; tables come from the configuration.
+  // Family::Add returns the existing child for known labels. Tables come from the configuration, or
+  // from a template's allowed values, bounded by its max_tables.
   table_available_.Add({{"table", table}}).Set(available ? 1 : 0);
 }
 

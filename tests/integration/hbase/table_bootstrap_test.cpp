@@ -1,13 +1,20 @@
 // `bootstrap` against a real HBase Thrift2 server (HBINGEST_THRIFT2): each table gets the families
 // its routes write to, alike (TTL, VERSIONS 1, bloom filter), and a second run finds them matching.
+// And the table watch with a table a template made at run time: created under table.create_table,
+// reported and held otherwise.
 
 #include "hbingest/ingest/table_bootstrap.h"
+#include "hbingest/ingest/table_watch.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace hbingest::ingest {
 namespace {
@@ -71,6 +78,62 @@ TEST(TableBootstrap, EachTableGetsTheUnionOfItsRoutesFamiliesAndASecondRunFindsT
 
   admin.delete_table("default", shared);
   admin.delete_table("default", plain);
+}
+
+class RecordingObserver final : public PipelineObserver {
+ public:
+  void on_table_available(const std::string& table, bool available) override {
+    std::lock_guard lock(mutex_);
+    reports_.emplace_back(table, available);
+  }
+  std::vector<std::pair<std::string, bool>> reports() const {
+    std::lock_guard lock(mutex_);
+    return reports_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::string, bool>> reports_;
+};
+
+TEST(TableWatchAtRunTime, AMissingTableATemplateMadeIsCreatedUnderCreateTableAndReportedOtherwise) {
+  std::random_device random;
+  const std::string suffix = std::to_string(random() % 1000000000);
+  const std::string created = "it_watch_created_" + suffix;
+  const std::string reported = "it_watch_reported_" + suffix;
+  connectors::HBaseAdmin admin(options_from_env());
+  connectors::HBaseAdmin watch_admin(options_from_env());
+  RecordingObserver observer;
+
+  TableWatchOptions options;
+  options.families = {"d"};
+  TableSettings settings;
+  settings.ttl = 900s;
+  settings.bloom_filter = "ROWCOL";
+  options.create = settings;
+  {
+    TableWatch watch({}, options, watch_admin, observer);
+    watch.watch({"default:" + created, {"d", "meta"}, {"5"}});
+    EXPECT_FALSE(watch.writable("default:" + created)) << "held until its first check";
+    watch.check();
+    EXPECT_TRUE(watch.writable("default:" + created));
+    EXPECT_TRUE(watch.problems().empty());
+  }
+  ASSERT_TRUE(admin.table_exists("default", created));
+  EXPECT_EQ(family_names(admin, created), (std::vector<std::string>{"d", "meta"}));
+
+  options.create.reset();
+  {
+    TableWatch watch({}, options, watch_admin, observer);
+    watch.watch({"default:" + reported, {}, {}});
+    watch.check();
+    EXPECT_FALSE(watch.writable("default:" + reported));
+    EXPECT_EQ(watch.problems(), (std::vector<std::string>{"HBase table default:" + reported + " does not exist"}));
+  }
+  EXPECT_FALSE(admin.table_exists("default", reported));
+  EXPECT_EQ(observer.reports(),
+            (std::vector<std::pair<std::string, bool>>{{"default:" + created, true}, {"default:" + reported, false}}));
+  admin.delete_table("default", created);
 }
 
 }  // namespace

@@ -78,6 +78,20 @@ TEST(Wiring, TableWatchChecksTheDecodeFamilyAtTheConfiguredInterval) {
   EXPECT_EQ(options.families, std::vector<std::string>{"f"});
   EXPECT_EQ(options.interval, std::chrono::seconds(45));
   EXPECT_LE(options.recheck, options.interval);
+  EXPECT_FALSE(options.create) << "without table.create_table the watch creates nothing";
+}
+
+TEST(Wiring, UnderCreateTableTheWatchCreatesRunTimeTablesWithTheTableSettings) {
+  auto config = two_routes({"events"});
+  config.table.create_table = true;
+  config.table.ttl = std::chrono::hours(2);
+  config.table.bloom_filter = "ROWCOL";
+  config.table.compression = "GZ";
+  const auto options = table_watch_options(config);
+  ASSERT_TRUE(options.create);
+  EXPECT_EQ(options.create->ttl, std::chrono::hours(2));
+  EXPECT_EQ(options.create->bloom_filter, "ROWCOL");
+  EXPECT_EQ(options.create->compression, "GZ");
 }
 
 TEST(Wiring, TheSchemaRegistryClientTakesItsSection) {

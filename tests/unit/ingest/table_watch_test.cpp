@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -46,6 +47,23 @@ class FakeMaster final : public connectors::TableStatusSource {
     const auto missing = missing_.find(table.qualified());
     return {status, missing == missing_.end() ? families : missing->second};
   }
+  // Creates the table (writable from now on) unless set_create_fails() said otherwise.
+  connectors::EnsureResult ensure_table(const connectors::TableSpec& spec) override {
+    std::lock_guard lock(mutex_);
+    created_.push_back(spec);
+    if (create_fails_)
+      throw connectors::HBaseError("AccessDeniedException: no CREATE", "gw:9090", "createTable", false);
+    status_[spec.ns + ":" + spec.table] = TableStatus::writable;
+    return {connectors::EnsureOutcome::created, {}};
+  }
+  void set_create_fails(bool fails) {
+    std::lock_guard lock(mutex_);
+    create_fails_ = fails;
+  }
+  std::vector<connectors::TableSpec> created() const {
+    std::lock_guard lock(mutex_);
+    return created_;
+  }
   void set_missing(const std::string& table, std::vector<std::string> families) {
     std::lock_guard lock(mutex_);
     status_[table] = TableStatus::family_missing;
@@ -84,6 +102,8 @@ class FakeMaster final : public connectors::TableStatusSource {
   std::map<std::string, std::vector<std::string>> missing_;
   std::map<std::string, int> checks_;
   std::vector<std::string> families_asked_;
+  std::vector<connectors::TableSpec> created_;
+  bool create_fails_ = false;
   bool unreachable_ = false;
   std::chrono::milliseconds delay_{0};
   int checks_started_ = 0;  // delayed checks only
@@ -294,6 +314,183 @@ TEST(TableWatch, StopDoesNotWaitForACheckInProgress) {
   // The round in progress ends with the call it is in: the second table is not asked.
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(master.checks_started(), 1);
+}
+
+TEST(TableWatchAtRunTime, ATableAddedIsHeldUntilItsFirstCheckWhichRunsAtOnce) {
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({"default:a"}, hourly(), master, observer);
+  watch.start();
+  ASSERT_TRUE(eventually([&] { return master.checks("default:a") == 1; }));
+  // Not checked before: no put may go to a table not known to exist (under create_table it may not yet).
+  master.set_delay(200ms);
+  watch.watch({"default:new", {"d", "meta"}, {}});
+  EXPECT_FALSE(watch.writable("default:new"));
+  EXPECT_TRUE(eventually([&] { return watch.writable("default:new"); })) << "checked now, not an hour later";
+  EXPECT_EQ(master.checks("default:new"), 1);
+  EXPECT_EQ(master.checks("default:a"), 1) << "only the new table is checked; the others keep their schedule";
+  EXPECT_EQ(master.families_asked().back(), "d,meta");
+  EXPECT_EQ(observer.reports(), (Reports{{"default:a", true}, {"default:new", true}}));
+}
+
+TEST(TableWatchAtRunTime, WithoutCreateAMissingOneIsReportedAndHeldAndNeverCreated) {
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({}, hourly(), master, observer);
+  master.set("ns1:orders_eu", TableStatus::missing);
+  watch.watch({"ns1:orders_eu", {}, {}});
+  watch.check();
+  EXPECT_FALSE(watch.writable("ns1:orders_eu"));
+  EXPECT_EQ(watch.problems(), (std::vector<std::string>{"HBase table ns1:orders_eu does not exist"}));
+  EXPECT_EQ(observer.reports(), (Reports{{"ns1:orders_eu", false}}));
+  EXPECT_EQ(master.families_asked(), (std::vector<std::string>{"d"})) << "no families of its own: the options'";
+  EXPECT_TRUE(master.created().empty());
+  // Created by someone else: released at a later check.
+  master.set("ns1:orders_eu", TableStatus::writable);
+  watch.check();
+  EXPECT_TRUE(watch.writable("ns1:orders_eu"));
+}
+
+TableWatchOptions creating() {
+  auto options = hourly();
+  TableSettings settings;
+  settings.ttl = 900s;
+  settings.bloom_filter = "ROWCOL";
+  settings.compression = "GZ";
+  options.create = settings;
+  return options;
+}
+
+TEST(TableWatchAtRunTime, UnderCreateAMissingOneIsCreatedWithItsFamiliesSettingsAndSplits) {
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({}, creating(), master, observer);
+  master.set("ns1:orders_eu", TableStatus::missing);
+  watch.watch({"ns1:orders_eu", {"d", "meta"}, {"1", "2"}});
+  watch.check();
+  ASSERT_EQ(master.created().size(), 1u);
+  const auto spec = master.created()[0];
+  EXPECT_EQ(spec.ns, "ns1");
+  EXPECT_EQ(spec.table, "orders_eu");
+  EXPECT_EQ(spec.split_keys, (std::vector<std::string>{"1", "2"}));
+  ASSERT_EQ(spec.families.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(spec.families[i].name, i == 0 ? "d" : "meta");
+    EXPECT_EQ(spec.families[i].ttl, 900s);
+    EXPECT_EQ(spec.families[i].max_versions, 1);
+    EXPECT_EQ(spec.families[i].bloom_filter, "ROWCOL");
+    EXPECT_EQ(spec.families[i].compression, "GZ");
+  }
+  EXPECT_TRUE(watch.writable("ns1:orders_eu"));
+  EXPECT_TRUE(watch.problems().empty());
+  EXPECT_EQ(observer.reports(), (Reports{{"ns1:orders_eu", true}})) << "the verdict is the check after creating";
+}
+
+TEST(TableWatchAtRunTime, ACreationRefusedIsHeldReportedAndTriedAgain) {
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({}, creating(), master, observer);
+  master.set("default:new", TableStatus::missing);
+  master.set_create_fails(true);
+  watch.watch({"default:new", {}, {}});
+  watch.check();
+  EXPECT_FALSE(watch.writable("default:new"));
+  EXPECT_EQ(watch.problems(), (std::vector<std::string>{"HBase table default:new does not exist"}));
+  master.set_create_fails(false);
+  watch.check();
+  EXPECT_EQ(master.created().size(), 2u);
+  EXPECT_TRUE(watch.writable("default:new"));
+  EXPECT_EQ(observer.reports(), (Reports{{"default:new", false}, {"default:new", true}}));
+}
+
+TEST(TableWatchAtRunTime, ATableThatExistedOnceIsNeverRecreated) {
+  // Dropped while running: someone dropped it (perhaps to re-create it with other splits); a daemon
+  // racing them would re-create the old one. Tables known at start are bootstrap's, never the watch's.
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({"default:start"}, creating(), master, observer);
+  watch.watch({"default:new", {}, {}});
+  watch.check();
+  master.set("default:new", TableStatus::missing);
+  master.set("default:start", TableStatus::missing);
+  watch.check();
+  watch.check();
+  EXPECT_TRUE(master.created().empty());
+  EXPECT_FALSE(watch.writable("default:new"));
+  EXPECT_FALSE(watch.writable("default:start"));
+}
+
+TEST(TableWatchAtRunTime, AFirstCheckHBaseCannotAnswerReleasesTheWrites) {
+  // As for any table never checked: held forever by a gateway user without ADMIN permission would
+  // stop the route; the writers' own errors tell instead.
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({}, creating(), master, observer);
+  master.set_unreachable(true);
+  watch.watch({"default:new", {}, {}});
+  EXPECT_FALSE(watch.writable("default:new"));
+  watch.check();
+  EXPECT_TRUE(watch.writable("default:new"));
+  EXPECT_TRUE(master.created().empty()) << "only a table known to be missing is created";
+  EXPECT_TRUE(observer.reports().empty());
+}
+
+TEST(TableWatchAtRunTime, WatchingAgainAddsTheOtherRoutesFamiliesWithoutHoldingTheTable) {
+  FakeMaster master;
+  RecordingObserver observer;
+  TableWatch watch({"default:a"}, hourly(), master, observer);
+  watch.check();
+  watch.watch({"default:a", {"d"}, {}});
+  watch.watch({"default:a", {"meta"}, {}});
+  EXPECT_TRUE(watch.writable("default:a")) << "already checked: writes go on while the new family is checked";
+  master.set_missing("default:a", {"meta"});
+  watch.check();
+  EXPECT_EQ(master.families_asked().back(), "d,meta");
+  EXPECT_EQ(watch.problems(), (std::vector<std::string>{"HBase table default:a has no column family 'meta'"}));
+}
+
+TEST(TableWatchAtRunTime, GrowsWhileWritersAskAndNoMissingTableIsEverSeenWritable) {
+  // Run under TSan (scripts/tsan.sh): the pipeline thread adds tables while writer threads look
+  // them up and the watch's thread checks them. Every other table is missing: once added, a writer
+  // must never see it writable (held until its first check, then by its verdict).
+  constexpr int kTables = 200;
+  FakeMaster master;
+  RecordingObserver observer;
+  std::vector<std::string> names;
+  for (int i = 0; i < kTables; ++i) {
+    names.push_back("default:t" + std::to_string(i));
+    if (i % 2 == 1) master.set(names.back(), TableStatus::missing);
+  }
+  TableWatch watch({}, hourly(), master, observer);
+  watch.start();
+  std::atomic<int> added{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> missing_seen_writable{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      for (unsigned i = static_cast<unsigned>(w); !done.load(); i = i * 1103515245u + 12345u) {
+        const int known = added.load();
+        if (known == 0) continue;
+        const int table = static_cast<int>(i % static_cast<unsigned>(known));
+        if (table % 2 == 1 && watch.writable(names[static_cast<std::size_t>(table)])) ++missing_seen_writable;
+        if (i % 64 == 0) (void)watch.problems();
+      }
+    });
+  }
+  for (int i = 0; i < kTables; ++i) {
+    watch.watch({names[static_cast<std::size_t>(i)], {}, {}});
+    added.store(i + 1);
+    if (i % 16 == 0) std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(eventually([&] { return watch.problems().size() == kTables / 2; }));
+  done = true;
+  for (auto& writer : writers) writer.join();
+  EXPECT_EQ(missing_seen_writable.load(), 0);
+  for (int i = 0; i < kTables; ++i) {
+    EXPECT_EQ(watch.writable(names[static_cast<std::size_t>(i)]), i % 2 == 0) << names[static_cast<std::size_t>(i)];
+  }
+  EXPECT_EQ(observer.reports().size(), static_cast<std::size_t>(kTables)) << "each reported once";
 }
 
 TEST(Readiness, NotReadyWhileARouteTableIsUnavailableAndTheReasonNamesIt) {

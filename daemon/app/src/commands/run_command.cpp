@@ -12,6 +12,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
@@ -188,9 +189,14 @@ int run_command(const Args& args) {
   }
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
                              pipeline_metrics, &table_watch);
-  auto options = pipeline_options(config);
-  options.decoder.reads_key = routing::reads_decoded_key(routes);
-  ingest::Pipeline pipeline(std::move(options), source, dead_letters, writers, routes, pipeline_metrics,
+  auto ingest_options = pipeline_options(config);
+  ingest_options.decoder.reads_key = routing::reads_decoded_key(routes);
+  // A table a template makes from an event's values: watched from now on, checked (and under
+  // table.create_table created) on the watch's thread while its first rows wait.
+  ingest_options.on_new_table = [&table_watch](const std::string& table, const routing::Route& route) {
+    table_watch.watch(table_plan(route, table));
+  };
+  ingest::Pipeline pipeline(std::move(ingest_options), source, dead_letters, writers, routes, pipeline_metrics,
                             ingest::wall_clock_ms);
 
   // Declared after the pipeline and its parts: destroyed first, so no handler outlives them. The

@@ -58,7 +58,8 @@ struct TableState {
   friend bool operator==(const TableState&, const TableState&) = default;
 };
 
-// What the running daemon asks about a route table; HBaseAdmin answers over Thrift2, tests fake it.
+// What the running daemon's table watch asks of HBase about a route table; HBaseAdmin answers over
+// Thrift2, tests fake it.
 class TableStatusSource {
  public:
   virtual ~TableStatusSource() = default;
@@ -66,6 +67,9 @@ class TableStatusSource {
   // gateway or master unreachable, or the gateway's user may not describe the table
   // (getTableDescriptor needs ADMIN or CREATE under HBase's ACLs).
   virtual TableState table_status(const TableName& table, const std::vector<std::string>& families) = 0;
+  // Creates the table (and its namespace) when missing; see HBaseAdmin::ensure_table. Throws
+  // HBaseError when HBase refuses or cannot answer.
+  virtual EnsureResult ensure_table(const TableSpec& spec) = 0;
 };
 
 class HBaseAdmin final : public TableStatusSource {
@@ -86,7 +90,7 @@ class HBaseAdmin final : public TableStatusSource {
   // is compared family by family (missing, TTL, VERSIONS), never modified. Families the table has
   // beyond the spec's are no difference. Throws std::invalid_argument for a spec without families,
   // with a family named twice, or with an unknown bloom filter or compression.
-  EnsureResult ensure_table(const TableSpec& spec);
+  EnsureResult ensure_table(const TableSpec& spec) override;
   void delete_table(const std::string& ns, const std::string& table);  // disable + delete
 
  private:

@@ -34,6 +34,9 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
 ingest::TableSettings table_settings(const config::Config& config);
 ingest::TableWatchOptions table_watch_options(const config::Config& config);
+// What creating or watching `table` ("ns:table", the route's or one its template made) needs: the
+// route's families and the split keys of its key spec.
+ingest::TablePlan table_plan(const routing::Route& route, const std::string& table);
 // The tables the routes write that are known before any event: plain names, and what templates make
 // of their listed values (not those allowed by a pattern only: they appear at run time).
 std::vector<ingest::TablePlan> route_tables(const routing::RouteSet& routes);
