@@ -1,0 +1,366 @@
+"""Rows the user designs (issue 24) end to end on the real stack: typed cells in two families from
+value paths, a header and the Kafka key, for JSON, Avro and Protobuf values written by confluent-kafka's
+own serializers (schema_peers.py); a Java reader (`stack/hbstack cells`, Bytes.toX) and /v1/events
+read them back. Table templates with an allow-list; tombstones as deletes across a rebalance; upserts
+out of order.
+
+Cheap on purpose: one daemon run per scenario, a few pointed events, one Java reader call per table.
+"""
+
+import base64
+import decimal
+import json
+import time
+
+import schema_peers
+from confluent_kafka import Producer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from support import KAFKA, consume_all, count_rows, create_topic, group_committed, hbase, java_cells, now_ms, \
+    query_events, scan_all, unique, wait_for
+
+FORMATS = ("json", "avro", "protobuf")
+
+
+def produce_records(topic, records):
+    """records: dicts with value (bytes/str or None: a tombstone), and optional key, headers,
+    partition, timestamp. Delivered in order, one at a time per partition (idempotent producer)."""
+    producer = Producer({"bootstrap.servers": KAFKA(), "acks": "all", "enable.idempotence": True, "linger.ms": 5})
+    failures = []
+
+    def on_delivery(err, _msg):
+        if err is not None:
+            failures.append(err)
+
+    for record in records:
+        kwargs = {k: record[k] for k in ("key", "headers", "partition", "timestamp") if k in record}
+        producer.produce(topic, record["value"], on_delivery=on_delivery, **kwargs)
+        producer.poll(0)
+    assert producer.flush(60) == 0 and not failures, failures
+
+
+def letters_by_reason(dlq, expected):
+    letters = consume_all(dlq, expected, timeout=60)
+    out = []
+    for letter in letters:
+        headers = {k: v.decode(errors="replace") for k, v in letter.headers()}
+        out.append((headers["__connect.errors.exception.class.name"], headers["__connect.errors.exception.message"],
+                    letter.value()))
+    return out
+
+
+# ---- 1. typed cells in two families, header and key inputs, three value formats ------------------
+
+AVRO_PAY = {
+    "type": "record", "name": "Pay", "namespace": "hbingest.rows",
+    "fields": [
+        {"name": "event_id", "type": "string"},
+        {"name": "ts", "type": "long"},
+        {"name": "amount", "type": "long"},
+        {"name": "qty", "type": "int"},
+        {"name": "price", "type": "double"},
+        {"name": "paid", "type": "boolean"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        # Avro's decimal logical type keeps the scale (docs/rows.md): -12.30 stays scale 2.
+        {"name": "total", "type": {"type": "bytes", "logicalType": "decimal", "precision": 20, "scale": 2}},
+        {"name": "blob", "type": "bytes"},
+        {"name": "payment", "type": {"type": "record", "name": "Payment", "fields": [
+            {"name": "currency", "type": "string"}, {"name": "fee", "type": "double"}]}},
+    ]}
+
+PAY_PROTO = """syntax = "proto3";
+package hbingest.rows;
+message Payment { string currency = 1; double fee = 2; }
+message Pay {
+  string event_id = 1;
+  int64 ts = 2;
+  int64 amount = 3;
+  int32 qty = 4;
+  double price = 5;
+  bool paid = 6;
+  optional string note = 7;
+  string total = 8;
+  bytes blob = 9;
+  Payment payment = 10;
+}
+"""
+
+# Per cell: the type the route writes it with (the Java reader's type map is the same).
+PAY_TYPES = {"d:ts": "long", "d:amount": "long", "d:qty": "int", "p:price": "double", "d:paid": "boolean",
+             "d:note": "string", "p:total": "bigdecimal", "d:blob": "bytes", "p:cur": "string", "p:fee": "text",
+             "d:trace": "string", "d:k": "string"}
+
+
+def pay_columns():
+    return [
+        {"from": "ts", "to": "d:ts", "type": "long"},
+        {"from": "amount", "to": "d:amount", "type": "long"},
+        {"from": "qty", "to": "d:qty", "type": "int"},
+        {"from": "price", "to": "p:price", "type": "double"},
+        {"from": "paid", "to": "d:paid", "type": "boolean"},
+        {"from": "note", "to": "d:note", "type": "string"},
+        {"from": "total", "to": "p:total", "type": "bigdecimal"},
+        {"from": "blob", "to": "d:blob", "type": "bytes"},
+        {"from": "payment.currency", "to": "p:cur", "type": "string"},
+        # A nested record to a family, one cell per member, minus the one mapped above.
+        {"from": "payment", "to": "p:*", "type": "text", "exclude": ["currency"]},
+        {"from": "header:trace-id", "to": "d:trace", "type": "string"},
+        {"from": "key", "to": "d:k", "type": "string"},
+    ]
+
+
+def pay_events(base):
+    """Two events: every type at an edge (a long above 2^53, Integer.MIN_VALUE, 0.1, a scale-2
+    decimal, non-UTF-8 bytes, text beyond the BMP), then zeros, false and a null note (proto3 does
+    not even send those: they must still be cells, equal to JSON's)."""
+    return [
+        {"event_id": None, "ts": base, "amount": 2 ** 53 + 1, "qty": -2 ** 31, "price": 0.1, "paid": True,
+         "note": "caf\u00e9 \U0001F600", "total": "-12.30", "blob": b"\x00\xff\x01raw",
+         "payment": {"currency": "EUR", "fee": 0.5}, "key": "k\u00e9-1", "trace": "tr\u00e9-1"},
+        {"event_id": None, "ts": base + 1, "amount": -(2 ** 63), "qty": 0, "price": -2.5e-300, "paid": False,
+         "note": None, "total": "0.00", "blob": b"", "payment": {"currency": "", "fee": 0.0},
+         "key": "k-2", "trace": "t2"},
+    ]
+
+
+def json_value(e, event_type):
+    value = {k: e[k] for k in ("ts", "amount", "qty", "price", "paid", "note", "total", "payment")}
+    value["event_id"] = event_type
+    value["blob"] = e["blob"].decode("latin-1")  # JSON has no bytes: a string's UTF-8 bytes are written
+    return json.dumps(value).encode()
+
+
+def expected_cells(e, fmt):
+    """The cell values the Java reader must read (Bytes.toX, by PAY_TYPES)."""
+    blob = e["blob"] if fmt != "json" else e["blob"].decode("latin-1").encode()
+    cells = {"d:ts": e["ts"], "d:amount": e["amount"], "d:qty": e["qty"], "p:price": e["price"],
+             "d:paid": e["paid"], "p:total": e["total"], "d:blob": base64.b64encode(blob).decode(),
+             "p:cur": e["payment"]["currency"], "p:fee": "0.5" if e["payment"]["fee"] else "0.0",
+             "d:trace": e["trace"], "d:k": e["key"]}
+    if e["note"] is not None:
+        cells["d:note"] = e["note"]
+    return cells
+
+
+def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api(daemon_factory):
+    tag = unique("rows")
+    topics = {fmt: f"{tag}_{fmt}" for fmt in FORMATS}
+    table, dlq = tag + "_pay", tag + "_dlq"
+    for topic in topics.values():
+        create_topic(topic, partitions=2)
+    create_topic(dlq, partitions=1)
+    registry = schema_peers.client()
+    avro = schema_peers.avro_serializer(json.dumps(AVRO_PAY), registry)
+    module = schema_peers.protobuf_module(PAY_PROTO, "rows_pay_" + tag[-8:])
+    proto = schema_peers.protobuf_serializer(module.Pay, registry)
+
+    base = now_ms() - 5000
+    events = pay_events(base)
+    for fmt in FORMATS:
+        event_type = "pay_" + fmt
+        records = []
+        for i, e in enumerate(events):
+            if fmt == "json":
+                value = json_value(e, event_type)
+            elif fmt == "avro":
+                fields = {k: e[k] for k in ("ts", "amount", "qty", "price", "paid", "note", "blob", "payment")}
+                value = avro({**fields, "event_id": event_type, "total": decimal.Decimal(e["total"])},
+                             SerializationContext(topics[fmt], MessageField.VALUE))
+            else:
+                msg = module.Pay(event_id=event_type, ts=e["ts"], amount=e["amount"], qty=e["qty"], price=e["price"],
+                                 paid=e["paid"], total=e["total"], blob=e["blob"])
+                msg.payment.currency = e["payment"]["currency"]
+                msg.payment.fee = e["payment"]["fee"]
+                if e["note"] is not None:
+                    msg.note = e["note"]
+                value = proto(msg, SerializationContext(topics[fmt], MessageField.VALUE))
+            # Two trace-id headers: the last one counts.
+            records.append({"value": value, "key": e["key"].encode(), "partition": i % 2,
+                            "headers": [("trace-id", b"overwritten"), ("trace-id", e["trace"].encode())]})
+        produce_records(topics[fmt], records)
+
+    key_spec = {"components": [
+        {"name": "event", "type": "field", "field": "event_id", "width": 12},
+        {"name": "time", "type": "time", "field": "ts", "format": "binary"},
+        {"name": "k", "type": "field", "field": "key", "width": 8}]}
+    group = unique("group")
+    daemon = daemon_factory(topics["json"], table, group=group, **{
+        "kafka.topics": list(topics.values()),
+        "dlq.topic": dlq,
+        "schema_registry.url": schema_peers.registry_url(),
+        "routes": [{"event_types": ["pay_" + fmt], "topics": [topics[fmt]], "format": fmt, "table": table,
+                    "key": key_spec, "columns": pay_columns()} for fmt in FORMATS],
+    }).start()
+    total = len(FORMATS) * len(events)
+    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= total, 60,
+             "every event committed")
+    assert daemon.metric("hbingest_events_invalid_total") == 0, daemon.log_text()[-3000:]
+
+    # The Java reader, once for the table: every cell of every format is the event's value.
+    cells = java_cells(table, [f"{column}={kind}" for column, kind in PAY_TYPES.items()])
+    rows = {}
+    for cell in cells:
+        assert "error" not in cell, cell
+        rows.setdefault(bytes.fromhex(cell["row"]), {})[cell["family"] + ":" + cell["qualifier"]] = cell["value"]
+    assert len(rows) == total, sorted(rows)
+    for fmt in FORMATS:
+        for e in events:
+            key = ("pay_" + fmt).encode().ljust(12, b"\x01") + e["ts"].to_bytes(8, "big") + \
+                e["key"].encode().ljust(8, b"\x01")
+            assert key in rows, (fmt, key, sorted(rows))
+            assert rows[key] == expected_cells(e, fmt), (fmt, e["key"])
+
+    # The query API answers typed JSON (a long as a number), the same whatever the format.
+    answers = {}
+    for fmt in FORMATS:
+        status, body = query_events(daemon, event_id="pay_" + fmt, **{"from": base, "to": base + 10})
+        assert status == 200, body
+        answers[fmt] = [row["columns"] for row in body["rows"]]
+        assert len(answers[fmt]) == len(events), body
+        first = answers[fmt][0]
+        assert first["d:amount"] == 2 ** 53 + 1 and isinstance(first["d:amount"], int)
+        assert first["d:qty"] == -2 ** 31 and first["d:paid"] is True and first["p:price"] == 0.1
+        assert first["p:total"] == "-12.30" and first["d:note"] == "caf\u00e9 \U0001F600"
+        assert first["d:trace"] == "tr\u00e9-1" and first["d:k"] == "k\u00e9-1"
+        second = answers[fmt][1]
+        assert (second["d:amount"], second["d:qty"], second["d:paid"]) == (-(2 ** 63), 0, False)
+        assert "d:note" not in second
+    for fmt in ("avro", "protobuf"):
+        assert [base64.b64decode(c.pop("d:blob")) for c in answers[fmt]] == [e["blob"] for e in events]
+    answers["json"] = [{k: v for k, v in c.items() if k != "d:blob"} for c in answers["json"]]
+    assert answers["avro"] == answers["json"] and answers["protobuf"] == answers["json"]
+    daemon.stop()
+
+
+# ---- 2. table templates with an allow-list ------------------------------------------------------
+
+def test_a_table_template_writes_its_allowed_tables_and_dead_letters_the_rest(daemon_factory):
+    tag = unique("tpl")
+    topic, dlq = tag, tag + "_dlq"
+    create_topic(topic, partitions=1)
+    create_topic(dlq, partitions=1)
+    regions = ["eu", "us", "ap"]
+    base = now_ms() - 5000
+    good = [{"event_id": "order", "ts": base + i, "region": regions[i % 3], "n": i} for i in range(6)]
+    # A producer probing names: not listed, another case, a path, a separator, NUL, a number, none.
+    hostile = ["xx", "EU", "../eu", "eu:x", "eu\u0000", 5, None, "e" * 300]
+    bad = [{"event_id": "order", "ts": base, "region": r} for r in hostile]
+    bad[-2].pop("region")
+    produce_records(topic, [{"value": json.dumps(e)} for e in good[:3] + bad + good[3:]])
+
+    group = unique("group")
+    daemon = daemon_factory(topic, tag, group=group, **{
+        "dlq.topic": dlq,
+        "routes": [{"event_types": ["order"], "table": tag + "_${field:region}", "preset": "events",
+                    "preset_params": {"buckets": "4"}, "table_values": {"field:region": regions},
+                    "max_tables": 3}],
+    }).start()
+    letters = letters_by_reason(dlq, len(bad))
+    wait_for(lambda: group_committed(group, topic) >= len(good) + len(bad), 60, "every event committed")
+    daemon.stop()
+
+    assert [reason for reason, _, _ in letters] == ["hbingest.route.table_not_allowed"] * len(bad), letters
+    assert sorted((json.loads(value).get("region") for _, _, value in letters), key=str) == \
+        sorted(hostile, key=str), letters
+    for region in regions:
+        assert count_rows(f"{tag}_{region}") == 2, region
+    connection = hbase()
+    try:
+        tables = sorted(t.decode() for t in connection.tables() if t.decode().startswith(tag))
+    finally:
+        connection.close()
+    assert tables == sorted(f"{tag}_{r}" for r in regions), "no table for a refused value"
+    eu = scan_all(f"{tag}_eu")
+    assert sorted(int(cells[b"d:n"]) for _, cells in eu) == [0, 3]
+
+
+# ---- 3. tombstones as deletes across a rebalance; upserts out of order --------------------------
+
+AVRO_KEY = {"type": "record", "name": "OrderKey", "namespace": "hbingest.rows",
+            "fields": [{"name": "order_id", "type": "long"}]}
+
+
+def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(daemon_factory):
+    tag = unique("tomb")
+    topic, table, dlq = tag, tag + "_status", tag + "_dlq"
+    create_topic(topic, partitions=2)
+    create_topic(dlq, partitions=1)
+    key_of = schema_peers.avro_serializer(json.dumps(AVRO_KEY))
+    base = now_ms() - 60_000
+    clock = [base]
+
+    def record(order_id, status, partition, ts=None):
+        """A put (status given) or a tombstone (None), Kafka timestamp = event time, increasing."""
+        if ts is None:
+            clock[0] += 10
+            ts = clock[0]
+        value = None if status is None else json.dumps(
+            {"event_id": "order_status", "ts": ts, "status": status, "amount": order_id * 100}).encode()
+        return {"value": value, "key": key_of({"order_id": order_id}, SerializationContext(topic, MessageField.KEY)),
+                "partition": partition, "timestamp": ts}
+
+    orders = range(1, 7)  # order n lives on partition n % 2
+    phase1 = [r for n in orders for r in (record(n, "created", n % 2), record(n, None, n % 2))]
+    phase2 = [record(n, "paid", n % 2) for n in orders]
+    # Orders 1-3 are deleted again; 4-6 end with their "paid" put.
+    phase3 = [record(n, None, n % 2) for n in (1, 2, 3)]
+    # Order 7: the newer event first, the older one after it, on the other partition (the other
+    # daemon writes it): the newest's cells stay.
+    phase3 += [record(7, "shipped", 0, ts=base + 50_000), record(7, "created", 1, ts=base + 40_000)]
+
+    key_spec = {"components": [{"name": "order", "type": "int", "field": "key.order_id", "width": 12}]}
+    group = unique("group")
+    overrides = {
+        "dlq.topic": dlq,
+        "schema_registry.url": schema_peers.registry_url(),
+        "decode.topic_key_formats": {topic: "avro"},
+        "routes": [{"event_types": ["order_status"], "topics": [topic], "table": table, "key": key_spec,
+                    "on_tombstone": "delete",
+                    "columns": [{"from": "status", "to": "d:status", "type": "string"},
+                                {"from": "amount", "to": "d:amount", "type": "long"},
+                                {"from": "key.order_id", "to": "k:order_id", "type": "long"},
+                                {"from": "kafka:partition", "to": "k:partition", "type": "int"}]}],
+    }
+
+    def committed(count):
+        wait_for(lambda: group_committed(group, topic) >= count, 60, f"{count} records committed")
+
+    first = daemon_factory(topic, table, group=group, name="first", **overrides).start()
+    produce_records(topic, phase1)
+    committed(len(phase1))
+    second = daemon_factory(topic, table, group=group, name="second", **overrides).start()  # a rebalance
+    # Both members hold a partition before the next records: the rebalance happened in between.
+    wait_for(lambda: "partitions assigned: 1" in second.log_text() and
+             first.log_text().count("partitions assigned") >= 2, 60, "the group rebalanced to two members")
+    produce_records(topic, phase2)
+    committed(len(phase1) + len(phase2))
+    produce_records(topic, phase3)
+    committed(len(phase1) + len(phase2) + len(phase3))
+    assert first.metric("hbingest_events_invalid_total") + second.metric("hbingest_events_invalid_total") == 0
+    first.stop()  # a second rebalance: the second daemon takes both partitions
+    wait_for(lambda: "partitions assigned: 2" in second.log_text(), 60, "the second daemon holding both partitions")
+
+    # Order 8: put, delete, put at once (one batch): the last put stays. Order 9: put, delete at
+    # once: gone. Order 10: a tombstone stamped before the put it follows deletes nothing newer.
+    phase4 = [record(8, "created", 0), record(8, None, 0), record(8, "paid", 0),
+              record(9, "created", 1), record(9, None, 1),
+              record(10, "paid", 0, ts=base + 30_000), record(10, None, 0, ts=base + 20_000)]
+    # Tombstones whose key cannot make a row key: dead letters, not deletes of some other row.
+    phase4 += [{"value": None, "key": b"\x00\x00\x00\x00\x01garbage", "partition": 1, "timestamp": clock[0]},
+               {"value": None, "partition": 1, "timestamp": clock[0]}]
+    produce_records(topic, phase4)
+    committed(len(phase1) + len(phase2) + len(phase3) + len(phase4))
+    letters = letters_by_reason(dlq, 2)
+    second.stop()
+
+    cells = java_cells(table, ["d:status=string", "d:amount=long", "k:order_id=long", "k:partition=int"])
+    rows = {}
+    for cell in cells:
+        assert "error" not in cell, cell
+        rows.setdefault(int(bytes.fromhex(cell["row"])), {})[cell["family"] + ":" + cell["qualifier"]] = cell["value"]
+    expected = {n: {"d:status": "paid", "d:amount": n * 100, "k:order_id": n, "k:partition": n % 2}
+                for n in (4, 5, 6)}
+    expected[7] = {"d:status": "shipped", "d:amount": 700, "k:order_id": 7, "k:partition": 0}
+    expected[8] = {"d:status": "paid", "d:amount": 800, "k:order_id": 8, "k:partition": 0}
+    expected[10] = {"d:status": "paid", "d:amount": 1000, "k:order_id": 10, "k:partition": 0}
+    assert rows == expected
+    assert sorted(reason for reason, _, _ in letters) == ["hbingest.decode.invalid_key", "hbingest.key.bad_key"], letters
