@@ -177,6 +177,12 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
             records.append({"value": value, "key": e["key"].encode(), "partition": i % 2,
                             "headers": [("trace-id", b"overwritten"), ("trace-id", e["trace"].encode())]})
         produce_records(topics[fmt], records)
+    # Values their column's type refuses: numbers sent as text are not converted, nothing is rounded
+    # or wrapped. Each is a dead letter naming the column.
+    refused = {"d:amount": {"amount": "42"}, "d:qty": {"qty": 2 ** 31}, "p:price": {"price": "0.1"},
+               "d:paid": {"paid": "true"}, "p:total": {"total": "12.3.4"}, "d:amount ": {"amount": 2.5}}
+    produce_records(topics["json"], [{"value": json_value({**events[0], **change}, "pay_json"), "key": b"bad"}
+                                     for change in refused.values()])
 
     key_spec = {"components": [
         {"name": "event", "type": "field", "field": "event_id", "width": 12},
@@ -191,9 +197,13 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
                     "key": key_spec, "columns": pay_columns()} for fmt in FORMATS],
     }).start()
     total = len(FORMATS) * len(events)
-    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= total, 60,
+    letters = letters_by_reason(dlq, len(refused))
+    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= total + len(refused), 60,
              "every event committed")
-    assert daemon.metric("hbingest_events_invalid_total") == 0, daemon.log_text()[-3000:]
+    assert daemon.metric("hbingest_events_invalid_total") == len(refused), daemon.log_text()[-3000:]
+    assert [reason for reason, _, _ in letters] == ["hbingest.decode.bad_value"] * len(refused), letters
+    for (_, message, _), column in zip(letters, refused):
+        assert f"column {column.strip()} " in message, (column, message)
 
     # The Java reader, once for the table: every cell of every format is the event's value.
     cells = java_cells(table, [f"{column}={kind}" for column, kind in PAY_TYPES.items()])
@@ -323,13 +333,13 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     base = now_ms() - 60_000
     clock = [base]
 
-    def record(order_id, status, partition, ts=None):
+    def record(order_id, status, partition, ts=None, **note):
         """A put (status given) or a tombstone (None), Kafka timestamp = event time, increasing."""
         if ts is None:
             clock[0] += 10
             ts = clock[0]
         value = None if status is None else json.dumps(
-            {"event_id": "order_status", "ts": ts, "status": status, "amount": order_id * 100}).encode()
+            {"event_id": "order_status", "ts": ts, "status": status, "amount": order_id * 100, **note}).encode()
         return {"value": value, "key": key_of({"order_id": order_id}, SerializationContext(topic, MessageField.KEY)),
                 "partition": partition, "timestamp": ts}
 
@@ -341,6 +351,11 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     # Order 7: the newer event first, the older one after it, on the other partition (the other
     # daemon writes it): the newest's cells stay.
     phase3 += [record(7, "shipped", 0, ts=base + 50_000), record(7, "created", 1, ts=base + 40_000)]
+    # null_fields: delete_cell. Order 11: a later null deletes the note. Order 12: an older event's
+    # null, arriving last (the other daemon), deletes nothing newer.
+    phase3 += [record(11, "created", 1, note="x"), record(11, "paid", 1, note=None),
+               record(12, "shipped", 0, ts=base + 50_000, note="keep"),
+               record(12, "created", 1, ts=base + 45_000, note=None)]
 
     key_spec = {"components": [{"name": "order", "type": "int", "field": "key.order_id", "width": 12}]}
     group = unique("group")
@@ -349,8 +364,9 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
         "schema_registry.url": schema_peers.registry_url(),
         "decode.topic_key_formats": {topic: "avro"},
         "routes": [{"event_types": ["order_status"], "topics": [topic], "table": table, "key": key_spec,
-                    "on_tombstone": "delete",
+                    "on_tombstone": "delete", "null_fields": "delete_cell",
                     "columns": [{"from": "status", "to": "d:status", "type": "string"},
+                                {"from": "note", "to": "d:note", "type": "string"},
                                 {"from": "amount", "to": "d:amount", "type": "long"},
                                 {"from": "key.order_id", "to": "k:order_id", "type": "long"},
                                 {"from": "kafka:partition", "to": "k:partition", "type": "int"}]}],
@@ -387,7 +403,8 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     letters = letters_by_reason(dlq, 2)
     second.stop()
 
-    cells = java_cells(table, ["d:status=string", "d:amount=long", "k:order_id=long", "k:partition=int"])
+    cells = java_cells(table, ["d:status=string", "d:note=string", "d:amount=long", "k:order_id=long",
+                               "k:partition=int"])
     rows = {}
     for cell in cells:
         assert "error" not in cell, cell
@@ -397,5 +414,7 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     expected[7] = {"d:status": "shipped", "d:amount": 700, "k:order_id": 7, "k:partition": 0}
     expected[8] = {"d:status": "paid", "d:amount": 800, "k:order_id": 8, "k:partition": 0}
     expected[10] = {"d:status": "paid", "d:amount": 1000, "k:order_id": 10, "k:partition": 0}
+    expected[11] = {"d:status": "paid", "d:amount": 1100, "k:order_id": 11, "k:partition": 1}
+    expected[12] = {"d:status": "shipped", "d:note": "keep", "d:amount": 1200, "k:order_id": 12, "k:partition": 0}
     assert rows == expected
     assert sorted(reason for reason, _, _ in letters) == ["hbingest.decode.invalid_key", "hbingest.key.bad_key"], letters
