@@ -15,8 +15,8 @@ import time
 import schema_peers
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.serialization import MessageField, SerializationContext
-from support import KAFKA, consume_all, count_rows, create_topic, group_committed, hbase, java_cells, now_ms, \
-    query_events, scan_all, unique, wait_for
+from support import KAFKA, Daemon, consume_all, count_rows, create_topic, group_committed, hbase, java_cells, now_ms, \
+    query_events, run_hbingest, scan_all, unique, wait_for
 
 FORMATS = ("json", "avro", "protobuf")
 
@@ -155,7 +155,7 @@ def expected_cells(e, fmt):
     return cells
 
 
-def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api(daemon_factory):
+def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api(daemon_factory, tmp_path):
     tag = unique("rows")
     topics = {fmt: f"{tag}_{fmt}" for fmt in FORMATS}
     table, dlq = tag + "_pay", tag + "_dlq"
@@ -249,11 +249,23 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
         second = answers[fmt][1]
         assert (second["d:amount"], second["d:qty"], second["d:paid"]) == (-(2 ** 63), 0, False)
         assert "d:note" not in second and second["d:trace"] == "" and "d:trace" not in answers[fmt][2]
+    protobuf_answer = [dict(c) for c in answers["protobuf"]]
     for fmt in ("avro", "protobuf"):
         assert [base64.b64decode(c.pop("d:blob")) for c in answers[fmt]] == [e["blob"] for e in events]
     answers["json"] = [{k: v for k, v in c.items() if k != "d:blob"} for c in answers["json"]]
     assert answers["avro"] == answers["json"] and answers["protobuf"] == answers["json"]
     daemon.stop()
+
+    # The read-only `serve` and the CLI read by the same route model: the same typed answer.
+    reader = Daemon(daemon.config_path, daemon.config, tmp_path / "serve.log", command="serve").start()
+    try:
+        status, body = query_events(reader, event_id="pay_protobuf", **{"from": base, "to": base + 10})
+    finally:
+        reader.stop()
+    assert status == 200 and [row["columns"] for row in body["rows"]] == protobuf_answer, body
+    out = run_hbingest("query", "--config", daemon.config_path, "--event-id", "pay_protobuf", "--from", str(base),
+                       "--to", str(base + 10), "--format", "ndjson").stdout
+    assert [json.loads(line)["columns"] for line in out.splitlines() if line.strip()] == protobuf_answer, out
 
 
 # ---- 2. table templates with an allow-list ------------------------------------------------------
