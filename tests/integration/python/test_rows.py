@@ -249,6 +249,13 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
         second = answers[fmt][1]
         assert (second["d:amount"], second["d:qty"], second["d:paid"]) == (-(2 ** 63), 0, False)
         assert "d:note" not in second and second["d:trace"] == "" and "d:trace" not in answers[fmt][2]
+    # Columns asked for by name, in either family (a bare qualifier is in the first family, d).
+    status, body = query_events(daemon, event_id="pay_avro", columns="p:price,d:amount,trace",
+                                **{"from": base, "to": base + 10})
+    assert status == 200, body
+    assert [row["columns"] for row in body["rows"]] == \
+        [{"p:price": c["p:price"], "d:amount": c["d:amount"], **({"d:trace": c["d:trace"]} if "d:trace" in c else {})}
+         for c in answers["avro"]], body
     protobuf_answer = [dict(c) for c in answers["protobuf"]]
     for fmt in ("avro", "protobuf"):
         assert [base64.b64decode(c.pop("d:blob")) for c in answers[fmt]] == [e["blob"] for e in events]
