@@ -90,13 +90,14 @@ message Pay {
   string total = 8;
   bytes blob = 9;
   Payment payment = 10;
+  optional uint64 big = 11;
 }
 """
 
 # Per cell: the type the route writes it with (the Java reader's type map is the same).
 PAY_TYPES = {"d:ts": "long", "d:amount": "long", "d:qty": "int", "p:price": "double", "d:paid": "boolean",
              "d:note": "string", "p:total": "bigdecimal", "d:blob": "bytes", "p:cur": "string", "p:fee": "text",
-             "d:trace": "string", "d:k": "string"}
+             "d:trace": "string", "d:k": "string", "d:big": "long"}
 
 
 def pay_columns():
@@ -114,6 +115,7 @@ def pay_columns():
         {"from": "payment", "to": "p:*", "type": "text", "exclude": ["currency"]},
         {"from": "header:trace-id", "to": "d:trace", "type": "string"},
         {"from": "key", "to": "d:k", "type": "string"},
+        {"from": "big", "to": "d:big", "type": "long"},  # Protobuf's uint64, only where set
     ]
 
 
@@ -198,6 +200,17 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
                "d:k": {"key": b"\xc3("}}  # a Kafka key of invalid UTF-8 for a string column
     produce_records(topics["json"], [{"value": json_value({**events[0], **change}, "pay_json"),
                                       "key": change.get("key", b"bad")} for change in refused.values()])
+    # A uint64 above Long.MAX_VALUE is out of range for long, not wrapped to a negative number.
+    too_big = module.Pay(event_id="pay_protobuf", ts=base, amount=1, total="1", big=2 ** 64 - 1)
+    produce_records(topics["protobuf"], [{"value": proto(too_big, SerializationContext(topics["protobuf"],
+                                                                                         MessageField.VALUE)),
+                                          "key": b"big"}])
+    refused["d:big"] = {}
+    # One in range but above 2^53: exact (a uint64 read through a double would lose the last bit).
+    exact = module.Pay(event_id="pay_protobuf", ts=base + 100, amount=1, total="1", big=2 ** 53 + 1)
+    produce_records(topics["protobuf"], [{"value": proto(exact, SerializationContext(topics["protobuf"],
+                                                                                      MessageField.VALUE)),
+                                          "key": b"exact"}])
 
     key_spec = {"components": [
         {"name": "event", "type": "field", "field": "event_id", "width": 12},
@@ -213,12 +226,15 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
     }).start()
     total = len(FORMATS) * len(events)
     letters = letters_by_reason(dlq, len(refused))
-    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= total + len(refused), 60,
+    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= total + len(refused) + 1, 60,
              "every event committed")
     assert daemon.metric("hbingest_events_invalid_total") == len(refused), daemon.log_text()[-3000:]
     assert [reason for reason, _, _ in letters] == ["hbingest.decode.bad_value"] * len(refused), letters
     named = sorted(message.split(" ")[1] for _, message, _ in letters)  # "column d:qty (from qty): ..."
     assert named == sorted(column.strip() for column in refused), letters
+    # Above int64 a number reads as a double (docs/formats.md), so 2^64-1 is named as 2^64.
+    assert [m for _, m, _ in letters if m.startswith("column d:big ")] == \
+        ["column d:big (from big): 18446744073709551616 is out of range for type long"], letters
 
     # The Java reader, once for the table: every cell of every format is the event's value.
     cells = java_cells(table, [f"{column}={kind}" for column, kind in PAY_TYPES.items()])
@@ -226,6 +242,8 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
     for cell in cells:
         assert "error" not in cell, cell
         rows.setdefault(bytes.fromhex(cell["row"]), {})[cell["family"] + ":" + cell["qualifier"]] = cell["value"]
+    exact_key = b"pay_protobuf" + (base + 100).to_bytes(8, "big") + b"exact\x01\x01\x01"
+    assert rows.pop(exact_key, {}).get("d:big") == 2 ** 53 + 1, "uint64 9007199254740993 into a long column"
     assert len(rows) == total, sorted(rows)
     for fmt in FORMATS:
         for e in events:
