@@ -97,7 +97,7 @@ message Pay {
 # Per cell: the type the route writes it with (the Java reader's type map is the same).
 PAY_TYPES = {"d:ts": "long", "d:amount": "long", "d:qty": "int", "p:price": "double", "d:paid": "boolean",
              "d:note": "string", "p:total": "bigdecimal", "d:blob": "bytes", "p:cur": "string", "p:fee": "text",
-             "d:trace": "string", "d:k": "string", "d:big": "long"}
+             "d:trace": "string", "d:k": "string", "d:big": "long", "d:kraw": "bytes", "d:kts": "long"}
 
 
 def pay_columns():
@@ -116,6 +116,8 @@ def pay_columns():
         {"from": "header:trace-id", "to": "d:trace", "type": "string"},
         {"from": "key", "to": "d:k", "type": "string"},
         {"from": "big", "to": "d:big", "type": "long"},  # Protobuf's uint64, only where set
+        {"from": "kafka:key", "to": "d:kraw", "type": "bytes"},
+        {"from": "kafka:timestamp", "to": "d:kts", "type": "long"},
     ]
 
 
@@ -149,7 +151,8 @@ def expected_cells(e, fmt):
     cells = {"d:ts": e["ts"], "d:amount": e["amount"], "d:qty": e["qty"], "p:price": e["price"],
              "d:paid": e["paid"], "p:total": e["total"], "d:blob": base64.b64encode(blob).decode(),
              "p:cur": e["payment"]["currency"], "p:fee": "0.5" if e["payment"]["fee"] else "0.0",
-             "d:trace": e["trace"], "d:k": e["key"]}
+             "d:trace": e["trace"], "d:k": e["key"], "d:kraw": base64.b64encode(e["key"].encode()).decode(),
+             "d:kts": e["ts"] + 7}
     if e["trace"] is None:
         del cells["d:trace"]
     if e["note"] is not None:
@@ -191,7 +194,8 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
                 value = proto(msg, SerializationContext(topics[fmt], MessageField.VALUE))
             # Two trace-id headers: the last one counts.
             headers = [] if e["trace"] is None else [("trace-id", b"overwritten"), ("trace-id", e["trace"].encode())]
-            records.append({"value": value, "key": e["key"].encode(), "partition": i % 2, "headers": headers})
+            records.append({"value": value, "key": e["key"].encode(), "partition": i % 2, "headers": headers,
+                            "timestamp": e["ts"] + 7})
         produce_records(topics[fmt], records)
     # Values their column's type refuses: numbers sent as text are not converted, nothing is rounded
     # or wrapped. Each is a dead letter naming the column.
@@ -263,7 +267,8 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
         assert first["d:amount"] == 2 ** 53 + 1 and isinstance(first["d:amount"], int)
         assert first["d:qty"] == -2 ** 31 and first["d:paid"] is True and first["p:price"] == 0.1
         assert first["p:total"] == "-12.30" and first["d:note"] == "caf\u00e9 \U0001F600"
-        assert first["d:trace"] == "tr\u00e9-1" and first["d:k"] == "k\u00e9-1"
+        assert first["d:trace"] == "tr\u00e9-1" and first["d:k"] == "k\u00e9-1" and first["d:kts"] == base + 7
+        assert base64.b64decode(first["d:kraw"]) == "k\u00e9-1".encode()
         second = answers[fmt][1]
         assert (second["d:amount"], second["d:qty"], second["d:paid"]) == (-(2 ** 63), 0, False)
         assert "d:note" not in second and second["d:trace"] == "" and "d:trace" not in answers[fmt][2]
@@ -468,4 +473,9 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     expected[11] = {"d:status": "paid", "d:amount": 1100, "k:order_id": 11, "k:partition": 1}
     expected[12] = {"d:status": "shipped", "d:note": "keep", "d:amount": 1200, "k:order_id": 12, "k:partition": 0}
     assert rows == expected
+    # The query CLI exports the same rows, each cell rendered by its column's type.
+    out = run_hbingest("query", "--config", second.config_path, "--full-table", "order_status", "--format",
+                       "ndjson").stdout
+    exported = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert {int(bytes.fromhex(row["key"])): row["columns"] for row in exported} == expected, out
     assert sorted(reason for reason, _, _ in letters) == ["hbingest.decode.invalid_key", "hbingest.key.bad_key"], letters
