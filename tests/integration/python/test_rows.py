@@ -10,7 +10,6 @@ Cheap on purpose: one daemon run per scenario, a few pointed events, one Java re
 import base64
 import decimal
 import json
-import time
 
 import schema_peers
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -491,4 +490,5 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
                        "ndjson").stdout
     exported = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert {int(bytes.fromhex(row["key"])): row["columns"] for row in exported} == expected, out
-    assert sorted(reason for reason, _, _ in letters) == ["hbingest.decode.invalid_key", "hbingest.key.bad_key"], letters
+    assert sorted(reason for reason, _, _ in letters) == ["hbingest.decode.invalid_key", "hbingest.key.bad_key"], \
+        letters
