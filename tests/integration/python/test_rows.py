@@ -457,11 +457,13 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     wait_for(lambda: "partitions assigned: 2" in second.log_text(), 60, "the second daemon holding both partitions")
     committed(len(phase1) + len(phase2) + len(phase3))
 
-    # Order 8: put, delete, put at once (one batch): the last put stays. Order 9: put, delete at
+    # Order 8: put, delete, put at once (likely one batch): the last put stays. Order 9: put, delete at
     # once: gone. Order 10: a tombstone stamped before the put it follows deletes nothing newer.
     phase4 = [record(8, "created", 0), record(8, None, 0), record(8, "paid", 0),
               record(9, "created", 1), record(9, None, 1),
-              record(10, "paid", 0, ts=base + 30_000), record(10, None, 0, ts=base + 20_000)]
+              record(10, "paid", 0, ts=base + 30_000), record(10, None, 0, ts=base + 20_000),
+              # Order 13: a column's put, delete (a null), put at once: the last note stays.
+              record(13, "created", 1, note="a"), record(13, "paid", 1, note=None), record(13, "paid", 1, note="b")]
     # Tombstones whose key cannot make a row key: dead letters, not deletes of some other row.
     phase4 += [{"value": None, "key": b"\x00\x00\x00\x00\x01garbage", "partition": 1, "timestamp": clock[0]},
                {"value": None, "partition": 1, "timestamp": clock[0]}]
@@ -483,6 +485,7 @@ def test_tombstones_delete_rows_across_a_rebalance_and_upserts_keep_the_newest(d
     expected[8] = {"d:status": "paid", "d:amount": 800, "k:order_id": 8, "k:partition": 0}
     expected[10] = {"d:status": "paid", "d:amount": 1000, "k:order_id": 10, "k:partition": 0}
     expected[11] = {"d:status": "paid", "d:amount": 1100, "k:order_id": 11, "k:partition": 1}
+    expected[13] = {"d:status": "paid", "d:note": "b", "d:amount": 1300, "k:order_id": 13, "k:partition": 1}
     expected[12] = {"d:status": "shipped", "d:note": "keep", "d:amount": 1200, "k:order_id": 12, "k:partition": 0}
     assert rows == expected
     # The query CLI exports the same rows, each cell rendered by its column's type.
