@@ -582,7 +582,8 @@ const Options<DecodeConfig>& decode_options() {
       enumeration("on_tombstone", &D::on_tombstone, kOnTombstone,
                   "What a tombstone (a record with a null value) does: dlq (reason tombstone), skip, or delete "
                   "(its row in every route taking its topic; the key spec must not read the value)."),
-      size("max_event_bytes", &D::max_event_bytes, 1, 64 * MiB, "Larger messages are invalid (see dlq.on_invalid)."),
+      size("max_event_bytes", &D::max_event_bytes, 1, 64 * MiB,
+           "Larger messages (value, key and headers together) are invalid (see dlq.on_invalid)."),
       optional_string("ttl_field", &D::ttl_field,
                       "JSON field with a per-event TTL in ms; may shorten table.ttl, never lengthen it."),
       enumeration("cell_timestamp", &D::cell_timestamp,

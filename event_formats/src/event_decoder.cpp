@@ -38,6 +38,17 @@ DecodeFailure invalid(std::string reason, std::string message) {
   return DecodeFailure{DecodeFailure::Kind::invalid, std::move(reason), std::move(message), std::nullopt};
 }
 
+// A message is bounded whole: its value, key and headers (each may be cells, a hostile producer may
+// send a 1 MiB header), as decode.max_event_bytes says of "larger messages".
+std::optional<DecodeFailure> too_large(const MessageView& message, std::size_t max_bytes) {
+  std::size_t bytes = message.payload ? message.payload->size() : 0;
+  if (message.key) bytes += message.key->size();
+  for (const auto& header : message.headers) bytes += header.name.size() + (header.value ? header.value->size() : 0);
+  if (bytes <= max_bytes) return std::nullopt;
+  return invalid("too_large", "message is " + std::to_string(bytes) + " bytes (value, key and headers), "
+                              "max_event_bytes is " + std::to_string(max_bytes));
+}
+
 // Appends `text` as a JSON string.
 void append_json_string(std::string_view text, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -385,6 +396,7 @@ struct EventDecoder::Impl {
 
   // Starts the field view on `message`; with reads_key, decodes its key now.
   std::optional<DecodeFailure> start(const MessageView& message) {
+    if (auto failure = too_large(message, config.max_event_bytes)) return failure;
     const KeyReading& key = key_of(message.topic);
     fields.start(message, key.input, key.format == config::KeyFormat::json);
     if (!options.reads_key) return std::nullopt;
@@ -487,10 +499,7 @@ std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, De
   impl_->fields.start(message, key.input, key.format == config::KeyFormat::json);
   if (!message.payload) return invalid("tombstone", "the message has a null value (a tombstone)");
   const std::string_view payload = *message.payload;
-  if (payload.size() > config.max_event_bytes) {
-    return invalid("too_large", "event is " + std::to_string(payload.size()) + " bytes, max_event_bytes is " +
-                                    std::to_string(config.max_event_bytes));
-  }
+  if (auto failure = too_large(message, config.max_event_bytes)) return failure;
   if (impl_->options.reads_key) {
     if (auto failure = impl_->fields.decode_key()) return failure;
   }

@@ -402,14 +402,36 @@ TEST(MessageInputs, AnEmptyValueIsNotATombstone) {
 
 // --- hostile messages -----------------------------------------------------------------------------
 
-TEST(MessageInputs, AHeaderOfOneMebibyteReadsWhole) {
-  EventDecoder decoder({});
+TEST(MessageInputs, AHeaderOfOneMebibyteReadsWholeWithinMaxEventBytes) {
+  config::DecodeConfig config;
+  config.max_event_bytes = 2 << 20;
+  EventDecoder decoder(config);
   DecodedEvent event;
   Message m;
   m.headers = {{"big", std::string(1 << 20, 'h')}};
   ASSERT_FALSE(decoder.decode(m.view(), event));
   EXPECT_EQ(string_field(decoder.fields(), "header:big")->size(), std::size_t{1} << 20);
   EXPECT_EQ(text(decoder.fields(), "header:big")->size(), std::size_t{1} << 20);
+}
+
+// max_event_bytes bounds the whole message: a small value with a huge header or key is as large
+// as a huge value (each may become a cell), a tombstone's key too.
+TEST(MessageInputs, MaxEventBytesCountsTheKeyAndHeadersToo) {
+  config::DecodeConfig config;
+  config.max_event_bytes = 64 * 1024;
+  EventDecoder decoder(config);
+  DecodedEvent event;
+  Message header;
+  header.headers = {{"big", std::string(1 << 20, 'h')}};
+  const auto by_header = decoder.decode(header.view(), event);
+  ASSERT_TRUE(by_header);
+  EXPECT_EQ(by_header->reason, "too_large");
+  EXPECT_NE(by_header->message.find("value, key and headers"), std::string::npos) << by_header->message;
+  Message key;
+  key.key = std::string(1 << 20, 'k');
+  EXPECT_EQ(decoder.decode(key.view(), event)->reason, "too_large");
+  key.payload.reset();
+  EXPECT_EQ(decoder.decode_key_only(key.view(), event)->reason, "too_large");
 }
 
 TEST(MessageInputs, TenThousandHeadersAndMoreNamesThanTheCacheKeeps) {
