@@ -215,6 +215,47 @@ bool mentions(const std::vector<std::string>& problems, const std::string& text)
   return false;
 }
 
+// Review (issue 24): a template's ${field:INPUT} is an input like a column's `from`, but build_routes
+// checked neither its grammar nor a key.PATH over a text key: check-config accepted both, and run
+// then dead-lettered every event of the route as table_not_allowed ("has no value").
+TEST(BuildRoutes, ATemplatesFieldInputIsCheckedAsAColumnsIs) {
+  const auto misspelt = problems_of(
+      "  - {topics: [orders], event_types: [order], table: 'o_${field:headers:tenant}',\n"
+      "     table_values: {'field:headers:tenant': [a]},\n"
+      "     key: {components: [{name: id, type: field, field: key, width: 8}]}}\n");
+  EXPECT_TRUE(mentions(misspelt, "unknown prefix 'headers:'")) << (misspelt.empty() ? "accepted" : misspelt.front());
+  const auto text_key = problems_of(
+      "  - {topics: [orders], event_types: [order], table: 'o_${field:key.tenant}',\n"
+      "     table_values: {'field:key.tenant': [a]},\n"
+      "     key: {components: [{name: id, type: field, field: key, width: 8}]}}\n");
+  EXPECT_TRUE(mentions(text_key, "keys of topic 'orders' are text"))
+      << (text_key.empty() ? "accepted" : text_key.front());
+}
+
+// Review (issue 24): check_template_cap counted only values listed in table_values, not the
+// defaults ${event_type} and ${topic} take (the route's event types and topics): a route of 101
+// event types writing "e_${event_type}" passed check-config under max_tables 100, bootstrap then
+// created none of its tables (enumerate gives up past max_tables) and run dead-lettered the 101st
+// type as table_not_allowed.
+TEST(BuildRoutes, DefaultTemplateValuesCountTowardsMaxTables) {
+  std::string types;
+  for (int i = 0; i < 101; ++i) types += (i == 0 ? "t" : ", t") + std::to_string(i);
+  const auto problems = problems_of("  - {topics: [orders], event_types: [" + types +
+                                    "], table: 'e_${event_type}',\n"
+                                    "     key: {components: [{name: id, type: field, field: key, width: 8}]}}\n");
+  EXPECT_TRUE(mentions(problems, "more than max_tables (100)")) << (problems.empty() ? "accepted" : problems.front());
+}
+
+// Review (issue 24): `from: key, to: "k:*"` names a cell after each member of a decoded key; with a
+// text or bytes key there are none, and every event silently wrote no k: cells.
+TEST(BuildRoutes, MembersOfATextKeyAreRefused) {
+  const auto problems = problems_of(
+      "  - {topics: [orders], event_types: [order], table: t, columns: [{from: key, to: 'k:*'}],\n"
+      "     key: {components: [{name: id, type: field, field: key, width: 8}]}}\n");
+  EXPECT_TRUE(mentions(problems, "keys of topic 'orders' are text"))
+      << (problems.empty() ? "accepted" : problems.front());
+}
+
 TEST(BuildRoutes, ADeleteNeedsAKeyFromTheKafkaKeyAndItsTopics) {
   const auto value_key = problems_of(
       "  - {topics: [orders], event_types: [order], table: t, on_tombstone: delete,\n"
