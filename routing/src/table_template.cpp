@@ -11,6 +11,12 @@ namespace {
 // long are a hostile producer's, not a schema's).
 constexpr std::size_t kMaxTableNameBytes = 200;
 
+// HBase's TableName refuses a qualifier starting with '.' or '-' (isLegalTableQualifierName),
+// though both may follow.
+bool starts_legally(std::string_view qualifier) {
+  return qualifier.empty() || (qualifier.front() != '.' && qualifier.front() != '-');
+}
+
 bool known_variable(std::string_view name) {
   return name == "topic" || name == "event_type" || (name.starts_with("field:") && name.size() > 6);
 }
@@ -25,8 +31,7 @@ std::string text_of(const keyspec::FieldValue& value) {
 }  // namespace
 
 bool is_table_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 TableTemplate::TableTemplate(std::string_view text, std::string ns,
@@ -64,6 +69,10 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
       }
     }
   }
+  if (!starts_legally(pieces_.front().literal)) {
+    throw std::invalid_argument("table '" + text_ + "': an HBase table name cannot start with '" +
+                                std::string(1, pieces_.front().literal.front()) + "'");
+  }
   if (variables_.empty()) name_ = ns_ + ":" + text_;
   for (const auto& variable : variables_) {
     const auto it = allowed.find(variable);
@@ -72,10 +81,17 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
                                   "} comes from the data: list the values it may take in table_values." + variable +
                                   " (a list or {pattern: REGEX})");
     }
+    // The variable whose value starts the table name (no literal before it).
+    const bool starts_name =
+        pieces_.front().literal.empty() && pieces_.front().var && variables_[*pieces_.front().var] == variable;
     for (const auto& value : it->second.values) {
       if (value.empty() || !std::all_of(value.begin(), value.end(), is_table_name_char)) {
         throw std::invalid_argument("table_values." + variable + ": '" + value +
                                     "' cannot be part of an HBase table name (A-Z a-z 0-9 _ . -)");
+      }
+      if (starts_name && !starts_legally(value)) {
+        throw std::invalid_argument("table_values." + variable + ": '" + value + "' would start table '" + text_ +
+                                    "' with '" + value.substr(0, 1) + "', which HBase refuses as a first character");
       }
     }
     allowed_.push_back(it->second);
@@ -124,10 +140,16 @@ TableTemplate::Resolved TableTemplate::resolve(const TableInputs& inputs) const 
                   (value.size() > 64 ? "...'" : "'") + ", which table_values." + variable + " does not allow"};
     }
     if (!std::all_of(value.begin(), value.end(), is_table_name_char)) {
-      return {{}, "${" + variable + "} of table '" + text_ + "' is '" + value.substr(0, 64) +
-                      "', which has characters an HBase table name cannot hold"};
+      return {{},
+              "${" + variable + "} of table '" + text_ + "' is '" + value.substr(0, 64) +
+                  "', which has characters an HBase table name cannot hold"};
     }
     table += value;
+  }
+  if (!starts_legally(std::string_view(table).substr(ns_.size() + 1))) {
+    return {{},
+            "table '" + text_ + "' would be '" + table.substr(ns_.size() + 1, 64) +
+                "', whose first character HBase refuses ('.' or '-')"};
   }
   if (table.size() - ns_.size() - 1 > kMaxTableNameBytes) {
     return {{}, "table '" + text_ + "' would be " + std::to_string(table.size()) + " bytes long"};
