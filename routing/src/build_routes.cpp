@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <set>
 
 #include "hbingest/connectors/hbase_types.h"
@@ -111,8 +112,8 @@ class RouteBuilder {
     try {
       const config::NullFields null_fields = rc.null_fields.value_or(config_.decode.null_fields.value_or(
           config_.decode.write_null_fields ? config::NullFields::empty : config::NullFields::skip));
-      mapping = rc.columns ? RowMapping::from_columns(*rc.columns, null_fields)
-                           : RowMapping::from_decode(config_.decode);
+      mapping =
+          rc.columns ? RowMapping::from_columns(*rc.columns, null_fields) : RowMapping::from_decode(config_.decode);
     } catch (const std::invalid_argument& e) {
       // One problem per line, each naming the route.
       std::string_view text = e.what();
@@ -135,20 +136,20 @@ class RouteBuilder {
       }
     }
     if (table && mapping) check_template_cap(*table, rc, where);
-    if (spec && mapping) check_key_reads(*spec, *mapping, rc, where);
+    if (spec && mapping && table) check_key_reads(*spec, *mapping, *table, rc, where);
     const config::OnTombstone on_tombstone = rc.on_tombstone.value_or(config_.decode.on_tombstone);
     if (spec) check_inputs(*spec, place, rc.key_source);
     if (on_tombstone == config::OnTombstone::delete_row) {
       if (rc.topics.empty()) {
-        problems.push_back(where + "on_tombstone delete needs topics: a tombstone has no event type, its topic "
-                                   "alone finds the route whose row it deletes");
+        problems.push_back(where +
+                           "on_tombstone delete needs topics: a tombstone has no event type, its topic "
+                           "alone finds the route whose row it deletes");
       }
       if (spec) check_delete_key(*spec, place, rc.key_source);
       if (table) {
         for (const auto& variable : table->variables()) {
-          const bool from_value =
-              variable == "event_type" ||
-              (variable.starts_with("field:") && reads_value(std::string_view(variable).substr(6)));
+          const bool from_value = variable == "event_type" ||
+                                  (variable.starts_with("field:") && reads_value(std::string_view(variable).substr(6)));
           if (from_value) {
             problems.push_back(where + "on_tombstone delete: table '" + rc.table + "' reads ${" + variable +
                                "}, which a tombstone (no value) does not have");
@@ -196,10 +197,13 @@ class RouteBuilder {
   // Listed values making more tables than the route may make: bootstrap would create none of them.
   void check_template_cap(const TableTemplate& table, const config::RouteConfig& rc, const std::string& where) {
     if (!table.is_template()) return;
+    // The values the template was built with: table_values, else the defaults of ${topic} and
+    // ${event_type} (the route's topics and event types), which bootstrap enumerates alike.
+    const auto allowed = allowed_values(config_, rc);
     std::size_t count = 1;
     for (const auto& variable : table.variables()) {
-      const auto it = rc.table_values.find(variable);
-      if (it != rc.table_values.end() && !it->second.pattern) count *= std::max<std::size_t>(1, it->second.values.size());
+      const auto it = allowed.find(variable);
+      if (it != allowed.end() && !it->second.pattern) count *= std::max<std::size_t>(1, it->second.values.size());
       if (count > rc.max_tables) {
         problems.push_back(where + "table '" + rc.table + "': its listed values make more than max_tables (" +
                            std::to_string(rc.max_tables) + ") tables");
@@ -208,17 +212,27 @@ class RouteBuilder {
     }
   }
 
-  // key.PATH reads a field of a decoded key: the route's topics must have a structured key format.
-  void check_key_reads(const keyspec::KeySpec& spec, const RowMapping& mapping, const config::RouteConfig& rc,
-                       const std::string& where) {
+  // key.PATH (in the key spec, a column or a template) reads a field of a decoded key: the route's
+  // topics must have a structured key format.
+  void check_key_reads(const keyspec::KeySpec& spec, const RowMapping& mapping, const TableTemplate& table,
+                       const config::RouteConfig& rc, const std::string& where) {
     std::vector<std::string> names;
-    for (const auto& component : spec.components()) names.insert(names.end(), component.fields.begin(), component.fields.end());
+    for (const auto& component : spec.components())
+      names.insert(names.end(), component.fields.begin(), component.fields.end());
     for (const auto& rule : mapping.rules()) {
-      if (rule.kind != RowMapping::Rule::Kind::all_fields && !rule.raw_value) names.push_back(rule.from);
+      if (rule.kind == RowMapping::Rule::Kind::members && rule.from == "key") {
+        names.push_back("key.*");  // each member of the decoded key: none in a text or bytes key
+      } else if (rule.kind != RowMapping::Rule::Kind::all_fields && !rule.raw_value) {
+        names.push_back(rule.from);
+      }
+    }
+    for (const auto& variable : table.variables()) {
+      if (variable.starts_with("field:")) names.push_back(variable.substr(6));
     }
     const auto format_of = [&](const std::string& topic) {
       const auto it = config_.decode.topic_key_formats.find(topic);
-      const auto named = it == config_.decode.topic_key_formats.end() ? std::nullopt : config::key_format_named(it->second);
+      const auto named =
+          it == config_.decode.topic_key_formats.end() ? std::nullopt : config::key_format_named(it->second);
       return named.value_or(config_.decode.key_format);
     };
     for (const auto& name : names) {
@@ -227,8 +241,9 @@ class RouteBuilder {
       for (const auto& topic : topics) {
         const auto format = topic.starts_with('^') ? config_.decode.key_format : format_of(topic);
         if (format == config::KeyFormat::text || format == config::KeyFormat::bytes) {
-          problems.push_back(where + "'" + name + "' reads a field of the Kafka key, but the keys of topic '" + topic +
-                             "' are " + std::string(config::key_format_name(format)) +
+          problems.push_back(where + "'" + (name == "key.*" ? std::string("key") : name) +
+                             "' reads a field of the Kafka key, but the keys of topic '" + topic + "' are " +
+                             std::string(config::key_format_name(format)) +
                              " (set decode.key_format or decode.topic_key_formats to json, avro, protobuf or "
                              "json_schema)");
           return;
@@ -249,8 +264,9 @@ class RouteBuilder {
       }
       for (const auto& field : component.fields) {
         if (!reads_value(field)) continue;
-        problems.push_back(source + ": " + place + ".key: on_tombstone delete needs a key made of the Kafka key and "
-                                                   "metadata only, but component '" +
+        problems.push_back(source + ": " + place +
+                           ".key: on_tombstone delete needs a key made of the Kafka key and "
+                           "metadata only, but component '" +
                            component.name + "' reads the value's field '" + field +
                            "' (read key.FIELD, header:NAME or kafka:... instead)");
       }
@@ -315,7 +331,8 @@ RouteSet build_routes(const config::Config& config, std::vector<std::string>* wa
   std::vector<Route> routes;
   std::set<std::string> names;
   std::map<std::string, std::pair<std::string, std::string>> format_of_topic;  // topic → (format, route)
-  for (const auto& [topic, format] : config.decode.topic_formats) format_of_topic[topic] = {format, "decode.topic_formats"};
+  for (const auto& [topic, format] : config.decode.topic_formats)
+    format_of_topic[topic] = {format, "decode.topic_formats"};
   for (std::size_t i = 0; i < config.routes.size(); ++i) {
     const config::RouteConfig& rc = config.routes[i];
     const std::string place = "routes[" + std::to_string(i) + "]";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hbingest/event_formats/input_name.h"
+
 namespace hbingest::routing {
 
 namespace {
@@ -52,6 +54,14 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
     if (!known_variable(variable)) {
       throw std::invalid_argument("table '" + text_ + "': unknown variable '${" + variable +
                                   "}' (use ${topic}, ${event_type} or ${field:INPUT})");
+    }
+    if (variable.starts_with("field:")) {
+      // Read by the input grammar at run time: an input it refuses would have no value in any event.
+      try {
+        (void)event_formats::parse_input_name(std::string_view(variable).substr(6));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("table '" + text_ + "': ${" + variable + "}: " + e.what());
+      }
     }
     const auto found = std::find(variables_.begin(), variables_.end(), variable);
     const std::size_t index = static_cast<std::size_t>(found - variables_.begin());
