@@ -277,6 +277,46 @@ class RouteBuilder {
   std::vector<std::string>* warnings_;
 };
 
+// Whether `mapping` may write family:qualifier (an empty qualifier: a cell per member).
+bool may_write(const RowMapping& mapping, std::string_view family, std::string_view qualifier) {
+  return std::any_of(mapping.rules().begin(), mapping.rules().end(), [&](const RowMapping::Rule& rule) {
+    return rule.family == family && (rule.qualifier.empty() || rule.qualifier == qualifier);
+  });
+}
+
+// A query reads a table's cells by the mapping of one route (the event type's; a full-table export
+// reads every route's rows alike): routes sharing a table must write each column they both write
+// with one type, or the query API reads one route's cells as the other's type.
+void check_shared_tables(const std::vector<Route>& routes, const std::optional<Route>& default_route,
+                         std::vector<std::string>& problems) {
+  std::vector<const Route*> all;
+  for (const auto& route : routes) all.push_back(&route);
+  if (default_route) all.push_back(&*default_route);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      const Route& a = *all[i];
+      const Route& b = *all[j];
+      if (a.table.text() != b.table.text()) continue;
+      std::set<std::pair<std::string, std::string>> columns;  // written by a rule of either, "" for family:*
+      for (const Route* route : {&a, &b}) {
+        for (const auto& rule : route->columns.rules()) columns.insert({rule.family, rule.qualifier});
+      }
+      for (const auto& [family, qualifier] : columns) {
+        if (!may_write(a.columns, family, qualifier) || !may_write(b.columns, family, qualifier)) continue;
+        const ValueType in_a = a.columns.type_of(family, qualifier);
+        const ValueType in_b = b.columns.type_of(family, qualifier);
+        if (in_a == in_b) continue;
+        const std::string column = family + ":" + (qualifier.empty() ? std::string("*") : qualifier);
+        problems.push_back(b.source + ": " + b.name + ": table '" + b.table.text() + "' is " + a.name +
+                           "'s too, which writes " + column + " as " + std::string(value_type_name(in_a)) +
+                           ", this route as " + std::string(value_type_name(in_b)) +
+                           ": a query reads the table's cells by one route's types");
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RouteError::RouteError(std::vector<std::string> problems)
@@ -368,6 +408,7 @@ RouteSet build_routes(const config::Config& config, std::vector<std::string>* wa
       }
     }
   }
+  check_shared_tables(routes, default_route, builder.problems);
   if (!builder.problems.empty()) throw RouteError(std::move(builder.problems));
   return RouteSet(std::move(routes), std::move(default_route));
 }
