@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <set>
 
 #include "hbingest/connectors/hbase_types.h"
@@ -135,7 +136,7 @@ class RouteBuilder {
       }
     }
     if (table && mapping) check_template_cap(*table, rc, where);
-    if (spec && mapping) check_key_reads(*spec, *mapping, rc, where);
+    if (spec && mapping && table) check_key_reads(*spec, *mapping, *table, rc, where);
     const config::OnTombstone on_tombstone = rc.on_tombstone.value_or(config_.decode.on_tombstone);
     if (spec) check_inputs(*spec, place, rc.key_source);
     if (on_tombstone == config::OnTombstone::delete_row) {
@@ -211,11 +212,13 @@ class RouteBuilder {
   // Listed values making more tables than the route may make: bootstrap would create none of them.
   void check_template_cap(const TableTemplate& table, const config::RouteConfig& rc, const std::string& where) {
     if (!table.is_template()) return;
+    // The values the template was built with: table_values, else the defaults of ${topic} and
+    // ${event_type} (the route's topics and event types), which bootstrap enumerates alike.
+    const auto allowed = allowed_values(config_, rc);
     std::size_t count = 1;
     for (const auto& variable : table.variables()) {
-      const auto it = rc.table_values.find(variable);
-      if (it != rc.table_values.end() && !it->second.pattern)
-        count *= std::max<std::size_t>(1, it->second.values.size());
+      const auto it = allowed.find(variable);
+      if (it != allowed.end() && !it->second.pattern) count *= std::max<std::size_t>(1, it->second.values.size());
       if (count > rc.max_tables) {
         problems.push_back(where + "table '" + rc.table + "': its listed values make more than max_tables (" +
                            std::to_string(rc.max_tables) + ") tables");
@@ -224,14 +227,22 @@ class RouteBuilder {
     }
   }
 
-  // key.PATH reads a field of a decoded key: the route's topics must have a structured key format.
-  void check_key_reads(const keyspec::KeySpec& spec, const RowMapping& mapping, const config::RouteConfig& rc,
-                       const std::string& where) {
+  // key.PATH (in the key spec, a column or a template) reads a field of a decoded key: the route's
+  // topics must have a structured key format.
+  void check_key_reads(const keyspec::KeySpec& spec, const RowMapping& mapping, const TableTemplate& table,
+                       const config::RouteConfig& rc, const std::string& where) {
     std::vector<std::string> names;
     for (const auto& component : spec.components())
       names.insert(names.end(), component.fields.begin(), component.fields.end());
     for (const auto& rule : mapping.rules()) {
-      if (rule.kind != RowMapping::Rule::Kind::all_fields && !rule.raw_value) names.push_back(rule.from);
+      if (rule.kind == RowMapping::Rule::Kind::members && rule.from == "key") {
+        names.push_back("key.*");  // each member of the decoded key: none in a text or bytes key
+      } else if (rule.kind != RowMapping::Rule::Kind::all_fields && !rule.raw_value) {
+        names.push_back(rule.from);
+      }
+    }
+    for (const auto& variable : table.variables()) {
+      if (variable.starts_with("field:")) names.push_back(variable.substr(6));
     }
     const auto format_of = [&](const std::string& topic) {
       const auto it = config_.decode.topic_key_formats.find(topic);
@@ -245,8 +256,9 @@ class RouteBuilder {
       for (const auto& topic : topics) {
         const auto format = topic.starts_with('^') ? config_.decode.key_format : format_of(topic);
         if (format == config::KeyFormat::text || format == config::KeyFormat::bytes) {
-          problems.push_back(where + "'" + name + "' reads a field of the Kafka key, but the keys of topic '" + topic +
-                             "' are " + std::string(config::key_format_name(format)) +
+          problems.push_back(where + "'" + (name == "key.*" ? std::string("key") : name) +
+                             "' reads a field of the Kafka key, but the keys of topic '" + topic + "' are " +
+                             std::string(config::key_format_name(format)) +
                              " (set decode.key_format or decode.topic_key_formats to json, avro, protobuf or "
                              "json_schema)");
           return;
@@ -279,6 +291,46 @@ class RouteBuilder {
   const config::Config& config_;
   std::vector<std::string>* warnings_;
 };
+
+// Whether `mapping` may write family:qualifier (an empty qualifier: a cell per member).
+bool may_write(const RowMapping& mapping, std::string_view family, std::string_view qualifier) {
+  return std::any_of(mapping.rules().begin(), mapping.rules().end(), [&](const RowMapping::Rule& rule) {
+    return rule.family == family && (rule.qualifier.empty() || rule.qualifier == qualifier);
+  });
+}
+
+// A query reads a table's cells by the mapping of one route (the event type's; a full-table export
+// reads every route's rows alike): routes sharing a table must write each column they both write
+// with one type, or the query API reads one route's cells as the other's type.
+void check_shared_tables(const std::vector<Route>& routes, const std::optional<Route>& default_route,
+                         std::vector<std::string>& problems) {
+  std::vector<const Route*> all;
+  for (const auto& route : routes) all.push_back(&route);
+  if (default_route) all.push_back(&*default_route);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      const Route& a = *all[i];
+      const Route& b = *all[j];
+      if (a.table.text() != b.table.text()) continue;
+      std::set<std::pair<std::string, std::string>> columns;  // written by a rule of either, "" for family:*
+      for (const Route* route : {&a, &b}) {
+        for (const auto& rule : route->columns.rules()) columns.insert({rule.family, rule.qualifier});
+      }
+      for (const auto& [family, qualifier] : columns) {
+        if (!may_write(a.columns, family, qualifier) || !may_write(b.columns, family, qualifier)) continue;
+        const ValueType in_a = a.columns.type_of(family, qualifier);
+        const ValueType in_b = b.columns.type_of(family, qualifier);
+        if (in_a == in_b) continue;
+        const std::string column = family + ":" + (qualifier.empty() ? std::string("*") : qualifier);
+        problems.push_back(b.source + ": " + b.name + ": table '" + b.table.text() + "' is " + a.name +
+                           "'s too, which writes " + column + " as " + std::string(value_type_name(in_a)) +
+                           ", this route as " + std::string(value_type_name(in_b)) +
+                           ": a query reads the table's cells by one route's types");
+        break;
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -371,6 +423,7 @@ RouteSet build_routes(const config::Config& config, std::vector<std::string>* wa
       }
     }
   }
+  check_shared_tables(routes, default_route, builder.problems);
   if (!builder.problems.empty()) throw RouteError(std::move(builder.problems));
   return RouteSet(std::move(routes), std::move(default_route));
 }

@@ -89,7 +89,9 @@ RowMapping RowMapping::from_decode(const config::DecodeConfig& decode) {
     rule.raw_value = true;
     rule.family = decode.family;
     rule.qualifier = decode.raw_qualifier;
-    rule.type = ValueType::bytes;
+    // The same bytes as a bytes column; text so that the query API answers a packed JSON event as
+    // its JSON text, as it did before columns existed (docs/rows.md, "Packed rows").
+    rule.type = ValueType::text;
     mapping.rules_.push_back(std::move(rule));
   }
   mapping.families_ = {decode.family};

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hbingest/event_formats/input_name.h"
+
 namespace hbingest::routing {
 
 namespace {
@@ -10,6 +12,12 @@ namespace {
 // HBase's limit on a table qualifier (TableName.isLegalTableQualifierName allows more, but names this
 // long are a hostile producer's, not a schema's).
 constexpr std::size_t kMaxTableNameBytes = 200;
+
+// HBase's TableName refuses a qualifier starting with '.' or '-' (isLegalTableQualifierName),
+// though both may follow.
+bool starts_legally(std::string_view qualifier) {
+  return qualifier.empty() || (qualifier.front() != '.' && qualifier.front() != '-');
+}
 
 bool known_variable(std::string_view name) {
   return name == "topic" || name == "event_type" || (name.starts_with("field:") && name.size() > 6);
@@ -47,6 +55,14 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
       throw std::invalid_argument("table '" + text_ + "': unknown variable '${" + variable +
                                   "}' (use ${topic}, ${event_type} or ${field:INPUT})");
     }
+    if (variable.starts_with("field:")) {
+      // Read by the input grammar at run time: an input it refuses would have no value in any event.
+      try {
+        (void)event_formats::parse_input_name(std::string_view(variable).substr(6));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("table '" + text_ + "': ${" + variable + "}: " + e.what());
+      }
+    }
     const auto found = std::find(variables_.begin(), variables_.end(), variable);
     const std::size_t index = static_cast<std::size_t>(found - variables_.begin());
     if (found == variables_.end()) variables_.push_back(variable);
@@ -63,6 +79,10 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
       }
     }
   }
+  if (!starts_legally(pieces_.front().literal)) {
+    throw std::invalid_argument("table '" + text_ + "': an HBase table name cannot start with '" +
+                                std::string(1, pieces_.front().literal.front()) + "'");
+  }
   if (variables_.empty()) name_ = ns_ + ":" + text_;
   for (const auto& variable : variables_) {
     const auto it = allowed.find(variable);
@@ -71,10 +91,17 @@ TableTemplate::TableTemplate(std::string_view text, std::string ns,
                                   "} comes from the data: list the values it may take in table_values." + variable +
                                   " (a list or {pattern: REGEX})");
     }
+    // The variable whose value starts the table name (no literal before it).
+    const bool starts_name =
+        pieces_.front().literal.empty() && pieces_.front().var && variables_[*pieces_.front().var] == variable;
     for (const auto& value : it->second.values) {
       if (value.empty() || !std::all_of(value.begin(), value.end(), is_table_name_char)) {
         throw std::invalid_argument("table_values." + variable + ": '" + value +
                                     "' cannot be part of an HBase table name (A-Z a-z 0-9 _ . -)");
+      }
+      if (starts_name && !starts_legally(value)) {
+        throw std::invalid_argument("table_values." + variable + ": '" + value + "' would start table '" + text_ +
+                                    "' with '" + value.substr(0, 1) + "', which HBase refuses as a first character");
       }
     }
     allowed_.push_back(it->second);
@@ -128,6 +155,11 @@ TableTemplate::Resolved TableTemplate::resolve(const TableInputs& inputs) const 
                   "', which has characters an HBase table name cannot hold"};
     }
     table += value;
+  }
+  if (!starts_legally(std::string_view(table).substr(ns_.size() + 1))) {
+    return {{},
+            "table '" + text_ + "' would be '" + table.substr(ns_.size() + 1, 64) +
+                "', whose first character HBase refuses ('.' or '-')"};
   }
   if (table.size() - ns_.size() - 1 > kMaxTableNameBytes) {
     return {{}, "table '" + text_ + "' would be " + std::to_string(table.size()) + " bytes long"};

@@ -476,10 +476,26 @@ TEST_F(KafkaIntegration, KeysHeadersAndTombstonesArriveAsProduced) {
       const std::size_t key_size = p.key ? p.key->size() : 0;
       void* value = p.value ? const_cast<char*>(p.value->data()) : nullptr;
       const std::size_t value_size = p.value ? p.value->size() : 0;
-      const rd_kafka_resp_err_t err =
-          rd_kafka_producev(rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
-                            RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
-                            RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      // rd_kafka_produceva, not the RD_KAFKA_V_* macros: those are GNU statement expressions, which
+      // clang's -Wpedantic refuses.
+      rd_kafka_vu_t args[6] = {};
+      args[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+      args[0].u.cstr = topic.c_str();
+      args[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+      args[1].u.i32 = 0;
+      args[2].vtype = RD_KAFKA_VTYPE_KEY;
+      args[2].u.mem.ptr = key;
+      args[2].u.mem.size = key_size;
+      args[3].vtype = RD_KAFKA_VTYPE_VALUE;
+      args[3].u.mem.ptr = value;
+      args[3].u.mem.size = value_size;
+      args[4].vtype = RD_KAFKA_VTYPE_HEADERS;
+      args[4].u.headers = headers;
+      args[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+      args[5].u.i32 = RD_KAFKA_MSG_F_COPY;
+      rd_kafka_error_t* error = rd_kafka_produceva(rk.get(), args, 6);
+      const rd_kafka_resp_err_t err = error != nullptr ? rd_kafka_error_code(error) : RD_KAFKA_RESP_ERR_NO_ERROR;
+      if (error != nullptr) rd_kafka_error_destroy(error);
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // else the message owns them
       ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
     }

@@ -342,6 +342,13 @@ struct FakeTable {
   std::string reject_reason = "fake: row rejected";
   int transient_failures = 0;                // the next writes throw a retriable error (RegionTooBusy-like)
   std::chrono::milliseconds write_delay{0};  // every write takes this long (a gateway's round trip)
+  // Every mutation applied, in order: its row, kind and timestamp (what HBase's markers compare).
+  struct Applied {
+    std::string row;
+    connectors::MutationKind kind;
+    std::int64_t timestamp_ms;
+  };
+  std::vector<Applied> applied;
 };
 
 class FakeSink final : public connectors::RowSink {
@@ -374,6 +381,7 @@ class FakeSink final : public connectors::RowSink {
   // A put replaces the row (the last write), minus its deleted columns; a delete_row removes a row
   // written at or before its timestamp (HBase's rule, at row granularity).
   void apply(const connectors::RowMutation& mutation) {
+    table_.applied.push_back({mutation.row, mutation.kind, mutation.timestamp_ms});
     if (mutation.kind == connectors::MutationKind::delete_row) {
       const auto it = table_.rows.find(mutation.row);
       if (it != table_.rows.end() && it->second.timestamp_ms <= mutation.timestamp_ms) table_.rows.erase(it);

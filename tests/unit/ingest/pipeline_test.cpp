@@ -1122,5 +1122,33 @@ TEST(PipelineTombstones, ATombstoneWithoutKeyOrTimeIsADeadLetterNotALoss) {
   EXPECT_EQ(h.committed(0), 2);
 }
 
+// Review (issue 24): under decode.cell_timestamp: ingest_time a delete is stamped by the same wall
+// clock as the puts (Pipeline::cell_time), not by its Kafka timestamp as docs/rows.md says. A
+// tombstone and a later put of the same key read in one poll are stamped in the same millisecond,
+// and HBase's delete marker at t masks every put at t, even one stored after it: the row ends
+// deleted although its last event was a put. Under ingest_time that is the common case, not a
+// producer's same-millisecond accident. The fake table has no markers, so this checks the stamps.
+TEST(PipelineTombstones, UnderIngestTimeAPutAfterADeleteOfItsRowIsStampedAfterIt) {
+  GTEST_SKIP() << "review finding, not fixed: ingest_time stamps a delete and a later put of its row with the same "
+                  "millisecond (a per-pipeline clock that moves past a delete's stamp, or check-config refusing "
+                  "on_tombstone delete and null_fields delete_cell with ingest_time, is the coordinator's call)";
+  auto setup = test_setup();
+  setup.options.decode.cell_timestamp = config::CellTimestamp::ingest_time;
+  setup.routes = {keyed_by_kafka_key(config::OnTombstone::delete_row)};
+  Harness h(setup);
+  h.source.push_message(keyed(0, "k1", std::nullopt, kNowMs - 5));
+  h.source.push_message(keyed(1, "k1", login_event(kNowMs - 4), kNowMs - 4));
+  h.run_until([&] { return h.committed(0) == 2; });
+  std::lock_guard lock(h.table.mutex);
+  ASSERT_EQ(h.table.applied.size(), 2u);
+  const auto& del =
+      h.table.applied[0].kind == connectors::MutationKind::delete_row ? h.table.applied[0] : h.table.applied[1];
+  const auto& put = h.table.applied[0].kind == connectors::MutationKind::put ? h.table.applied[0] : h.table.applied[1];
+  ASSERT_EQ(del.kind, connectors::MutationKind::delete_row);
+  ASSERT_EQ(put.kind, connectors::MutationKind::put);
+  EXPECT_GT(put.timestamp_ms, del.timestamp_ms)
+      << "HBase's delete marker at t masks the put at t: the row would be gone";
+}
+
 }  // namespace
 }  // namespace hbingest::ingest
