@@ -6,6 +6,7 @@
 #   bench/compare.sh                                # 500,000 events, 12 partitions, 3 rounds
 #   bench/compare.sh --events 50000 --rounds 1      # a quick check
 #   bench/compare.sh --sweep | --queries            # writer-settings sweep | queries during ingest
+#   bench/compare.sh --packed --events 200000       # packed rows (one cell per event) against fields
 #   bench/compare.sh --help
 #
 # Respects HBSTACK_DIR / HBSTACK_PORT_OFFSET (the stack it starts or reuses) and needs a build:

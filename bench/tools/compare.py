@@ -10,11 +10,19 @@ round with the order rotated, each contender into a freshly bootstrapped pre-spl
             decode.format: avro): its cells must equal the JSON run's
   java      bench/peers/KafkaToHBase.java: KafkaConsumer + BufferedMutator, its own keys
   ceiling   build/bench/putmultiple_ceiling: prebuilt putMultiple batches through the same gateway
+  hbingest_packed  (not by default; --packed) `hbingest run` as hbingest, but its route packs each
+            event into one cell (columns: [{from: kafka:value, to: "d:raw", type: bytes}]) instead
+            of one text cell per top-level field
 
 Measures events/s, wall time, client CPU seconds per million events, client peak RSS and the HBase
 and Thrift2 JVMs' CPU over the same window; counts the rows after every run and checks a sample of
 the Java peer's keys against `hbingest key build`. Any missing row or differing key fails the run.
-Nothing here asserts a speed.
+After every run the table is flushed and its store files' size on disk taken. Nothing here asserts
+a speed.
+
+--packed runs hbingest and hbingest_packed over the same events and reports, per row layout,
+events/s, the HBase and gateway JVMs' CPU per million events, cells and value bytes per event and
+the store size after the flush.
 
 --sweep runs hbingest alone over writer settings; --queries adds a steady /v1/events load to the
 daemon while it ingests. Results go to bench/RESULTS.md (or --out).
@@ -44,7 +52,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling")
+CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling", "hbingest_packed")
+DEFAULT_CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling")
+# The packed route's one cell per event: the message value as received.
+PACKED_COLUMNS = [{"from": "kafka:value", "to": "d:raw", "type": "bytes"}]
 TTL_MS = 86_400_000  # 1 day: preloaded events must not expire (default 10 min) while the rounds run
 TIME_SPREAD = "2m"
 
@@ -104,6 +115,24 @@ class Stack:
     env: dict[str, str]
     state_dir: Path
 
+    def store_bytes(self, table: str) -> tuple[int, int]:
+        """(bytes, files) of the table's store files on local disk: the standalone HBase's root dir is
+        file://$HBSTACK_DIR/data/hbase/root; a store is <region>/<family>/<hfile> under the table's
+        directory (region and family directories also hold dot-files and .tmp, which are not data)."""
+        table_dir = self.state_dir / "data" / "hbase" / "root" / "data" / "default" / table
+        total = files = 0
+        for region in table_dir.iterdir():
+            if not region.is_dir() or region.name.startswith("."):
+                continue
+            for family in region.iterdir():
+                if not family.is_dir() or family.name.startswith(".") or family.name == "recovered.edits":
+                    continue
+                for hfile in family.iterdir():
+                    if hfile.is_file() and not hfile.name.startswith("."):
+                        total += hfile.stat().st_size
+                        files += 1
+        return total, files
+
     def pid(self, component: str) -> int:
         return int((self.state_dir / "pids" / f"{component}.pid").read_text().strip())
 
@@ -147,6 +176,11 @@ class Result:
     jvm_cpu: dict[str, float]
     rows: int = 0
     cells: int = 0
+    value_bytes: int = 0  # the sum of the stored cells' value lengths
+    store_bytes: int = 0  # the table's store files on disk after the flush
+    store_files: int = 0
+    flush_seconds: float = 0.0
+    flush_jvm_cpu: dict[str, float] = field(default_factory=dict)  # what the flush cost the JVMs
     extra: dict = field(default_factory=dict)
 
     @property
@@ -156,6 +190,9 @@ class Result:
     @property
     def cpu_per_million(self) -> float:
         return self.client_cpu / self.events * 1e6
+
+    def jvm_per_million(self, component: str) -> float:
+        return self.jvm_cpu[component] / self.events * 1e6
 
 
 class Bench:
@@ -169,7 +206,10 @@ class Bench:
         self.tmp = Path(tempfile.mkdtemp(prefix="hbingest-compare-"))
         self.classpath = self.compile_peers()
         self.commands: list[str] = []  # what was run, for RESULTS.md
-        self.cell_digest: tuple[str, int, str] | None = None  # (contender, cells, SHA-256) of the first run
+        # Per row layout, (contender, cells, SHA-256) of its first run: every later run of the layout
+        # must store the same cells.
+        self.cell_digest: dict[str, tuple[str, int, str]] = {}
+        self.topic_value_bytes: int | None = None  # the preloaded messages' value bytes (--packed)
 
     # -- setup
 
@@ -203,6 +243,24 @@ class Bench:
         log(f"preloading {self.args.events} events into {self.topic} ({self.args.partitions} partitions)")
         run(cmd)
         self.preloaded_at_ms = int(time.time() * 1000)
+
+    def count_topic_value_bytes(self) -> None:
+        """The preloaded messages' value lengths, summed: what a packed table's cells must hold."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.stack.kafka, "group.id": f"{self.topic}_sizes",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(self.topic, p, 0) for p in range(self.args.partitions)])
+        total = seen = 0
+        while seen < self.args.events:
+            for m in consumer.consume(10000, timeout=10):
+                if m.error():
+                    raise RuntimeError(f"reading {self.topic}: {m.error()}")
+                total += len(m.value())
+                seen += 1
+        consumer.close()
+        self.topic_value_bytes = total
+        log(f"{self.topic}: {seen} messages, {total / seen:.1f} value bytes each")
 
     def preload_avro(self) -> None:
         """The preloaded events again as Confluent-framed Avro in {topic}_avro: each partition copied in
@@ -259,7 +317,8 @@ class Bench:
         consumer.close()
         self.commands.append(f"{tool} convert avro {' '.join(ids)}  # each event of {self.topic}, into {self.avro_topic}")
 
-    def config(self, table: str, group: str, http_port: int, overrides: dict | None = None, avro: bool = False) -> Path:
+    def config(self, table: str, group: str, http_port: int, overrides: dict | None = None, avro: bool = False,
+               packed: bool = False) -> Path:
         """The daemon's config: defaults, except where the benchmark must say where and how long."""
         writer = dict(overrides or {})
         cfg = {
@@ -275,6 +334,8 @@ class Bench:
         }
         if writer:
             cfg["writer"] = writer
+        if packed:
+            cfg["routes"][0]["columns"] = PACKED_COLUMNS
         if avro:
             cfg["decode"] = {"format": "avro"}
             cfg["schema_registry"] = {"url": self.stack.env["HBINGEST_SCHEMA_REGISTRY"]}
@@ -295,23 +356,44 @@ class Bench:
     def drop_table(self, table: str) -> None:
         run(self.java("TableTool", self.stack.zookeeper, "drop", table))
 
-    def verify_rows(self, table: str, contender: str) -> tuple[int, int, str]:
-        """Rows, cells and the digest of every cell of the table (TableTool cells); a row missing fails."""
-        rows, cells, digest = run(self.java("TableTool", self.stack.zookeeper, "cells", table)).split()
-        if int(rows) != self.args.events:
+    def verify_rows(self, table: str, contender: str) -> tuple[int, int, str, int]:
+        """Rows, cells, the digest of every cell of the table and the cells' value bytes (TableTool
+        cells); a row missing fails."""
+        rows, cells, digest, value_bytes = run(self.java("TableTool", self.stack.zookeeper, "cells", table)).split()
+        rows, cells, value_bytes = int(rows), int(cells), int(value_bytes)
+        if rows != self.args.events:
             raise BenchmarkBroken(
                 f"{contender}: table {table} holds {rows} rows, expected {self.args.events}: "
-                f"{self.args.events - int(rows)} row(s) missing")
-        # Every contender of the run wrote the same events: its cells must be the first one's, byte
-        # for byte (keys, families, qualifiers, timestamps, values).
-        if self.cell_digest is None:
-            self.cell_digest = (contender, int(cells), digest)
-        elif (int(cells), digest) != self.cell_digest[1:]:
-            first, first_cells, first_digest = self.cell_digest
+                f"{self.args.events - rows} row(s) missing")
+        layout = "packed" if contender == "hbingest_packed" else "fields"
+        if layout == "packed":
+            # One cell per event holding the message value as received: as many cells as rows, and
+            # as many value bytes as the topic's messages carry.
+            if cells != rows or value_bytes != self.topic_value_bytes:
+                raise BenchmarkBroken(
+                    f"{contender}: table {table} holds {cells} cells of {value_bytes} value bytes in {rows} rows; "
+                    f"packed rows must hold one cell each, {self.topic_value_bytes} value bytes in all (the topic's)")
+        # Every contender of the run wrote the same events: its cells must be the first one's of the
+        # same row layout, byte for byte (keys, families, qualifiers, timestamps, values).
+        if layout not in self.cell_digest:
+            self.cell_digest[layout] = (contender, cells, digest)
+        elif (cells, digest) != self.cell_digest[layout][1:]:
+            first, first_cells, first_digest = self.cell_digest[layout]
             raise BenchmarkBroken(
                 f"{contender}: table {table} holds {cells} cells with digest {digest[:16]}..., but {first}'s "
                 f"table held {first_cells} cells with digest {first_digest[:16]}...: the cells differ")
-        return int(rows), int(cells), digest
+        return rows, cells, digest, value_bytes
+
+    def flush(self, table: str, result: "Result") -> None:
+        """Flushes the table's memstores and records its store files' size, the flush's time and what it
+        cost the JVMs (outside the ingest window: the store files are written here, not during it)."""
+        before = self.stack.jvm_cpu()
+        started = time.monotonic()
+        run(self.java("TableTool", self.stack.zookeeper, "flush", table))
+        result.flush_seconds = time.monotonic() - started
+        after = self.stack.jvm_cpu()
+        result.flush_jvm_cpu = {k: after[k] - before[k] for k in ("hbase", "thrift2")}
+        result.store_bytes, result.store_files = self.stack.store_bytes(table)
 
     # -- one run of each contender
 
@@ -320,10 +402,15 @@ class Bench:
         result.contender = "hbingest_avro"
         return result
 
+    def run_hbingest_packed(self, table: str, rnd: int) -> Result:
+        result = self.run_hbingest(table, rnd, packed=True)
+        result.contender = "hbingest_packed"
+        return result
+
     def run_hbingest(self, table: str, rnd: int, overrides: dict | None = None, query_load: "QueryLoad | None" = None,
-                     avro: bool = False) -> Result:
+                     avro: bool = False, packed: bool = False) -> Result:
         port = free_port()
-        config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides, avro)
+        config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides, avro, packed)
         cmd = [self.hb, "run", "--config", str(config)]
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
@@ -448,7 +535,8 @@ class Bench:
         self.fresh_table(table)
         try:
             result = getattr(self, f"run_{contender}")(table, rnd, **kwargs)
-            result.rows, result.cells, _ = self.verify_rows(table, contender)
+            self.flush(table, result)
+            result.rows, result.cells, _, result.value_bytes = self.verify_rows(table, contender)
         finally:
             self.drop_table(table)
         log(f"round {rnd} {contender:8} {result.events_per_s:9.0f} events/s  {result.seconds:6.1f} s  "
@@ -456,7 +544,8 @@ class Bench:
             f"HBase {result.jvm_cpu['hbase']:.1f} s, gateway {result.jvm_cpu['thrift2']:.1f} s, "
             f"Kafka {result.jvm_cpu['kafka']:.1f} s CPU, machine {result.jvm_cpu['machine'] / result.seconds:.2f} "
             f"cores busy  "
-            f"rows {result.rows} ok")
+            f"rows {result.rows} ok, {result.cells / result.rows:.2f} cells each, store "
+            f"{result.store_bytes / 2**20:.1f} MiB in {result.store_files} files after a {result.flush_seconds:.1f} s flush")
         if "writers" in result.extra:
             w = result.extra["writers"]
             log(f"  writers: {w['batches']} batches of {w['mean_batch_rows']:.0f} rows, {w['mean_write_ms']:.1f} ms "
@@ -631,7 +720,7 @@ def mmm(values: list[float], fmt: str) -> str:
 
 
 def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Result]], queries: list[Result]) -> str:
-    self_digest = bench.cell_digest[2] if bench.cell_digest else ""
+    digests = "; ".join(f"{layout}: SHA-256 {d[2]}" for layout, d in bench.cell_digest.items())
     lines = [
         "# Ingest comparison (`bench/compare.sh`)",
         "",
@@ -644,11 +733,13 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
         "",
         f"{args.events:,} login/order events (no invalid ones) in {args.partitions} partitions, "
         f"`events` key preset with {args.buckets} salt buckets, each run into a freshly bootstrapped table "
-        f"pre-split at the buckets, after {args.warmup_runs} uncounted warm-up run(s) of the ceiling (the JVMs' JIT), "
+        f"pre-split at the buckets, after {args.warmup_runs} uncounted warm-up run(s) of {args.warmup_with} (the JVMs' JIT), "
         f"TTL {TTL_MS // 3_600_000} h (the preloaded events must not expire "
         "during the rounds; everything else is the default config). After every run the table's rows are "
         "counted and every cell digested (row, family, qualifier, timestamp, value): every run's cells must "
-        "equal the first run's, byte for byte" + (f" (SHA-256 {self_digest})" if self_digest else "") + ".",
+        "equal the first run's of the same row layout (fields: one text cell per top-level field; packed: "
+        "one cell per event), byte for byte" + (f" ({digests})" if digests else "") + ". Then the table is "
+        "flushed and its store files measured on disk.",
         "",
         "Command:",
         "",
@@ -700,11 +791,12 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "",
             "Per run:",
             "",
-            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows | cells |",
-            "|---|---|---|---|---|---|---|---|",
+            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows | cells | store MiB after flush |",
+            "|---|---|---|---|---|---|---|---|---|",
             *(f"| {r.round} | {r.contender} | {r.events_per_s:,.0f} | {r.seconds:.1f} | {r.cpu_per_million:.1f} "
-              f"| {r.peak_rss_mib:.0f} | {r.rows:,} | {r.cells:,} |" for r in results),
+              f"| {r.peak_rss_mib:.0f} | {r.rows:,} | {r.cells:,} | {r.store_bytes / 2**20:.1f} |" for r in results),
         ]
+        lines += packed_report(results)
     if sweep:
         lines += [
             "",
@@ -746,6 +838,62 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
 # ------------------------------------------------------------------ main
 
 
+def packed_report(results: list[Result]) -> list[str]:
+    """The same events as one text cell per field (hbingest) and as one cell per event
+    (hbingest_packed), side by side: what packing saves HBase per event."""
+    layouts = {"fields": [r for r in results if r.contender == "hbingest"],
+               "packed": [r for r in results if r.contender == "hbingest_packed"]}
+    if not all(layouts.values()):
+        return []
+
+    def med(rs: list[Result], f) -> float:
+        return statistics.median([f(r) for r in rs])
+
+    metrics = [  # (label, per run, format)
+        ("events/s", lambda r: r.events_per_s, ",.0f"),
+        ("HBase JVM CPU s per M events (master + region servers)", lambda r: r.jvm_per_million("hbase"), ".1f"),
+        ("gateway (Thrift2) JVM CPU s per M events", lambda r: r.jvm_per_million("thrift2"), ".1f"),
+        ("HBase + gateway CPU s per M events", lambda r: r.jvm_per_million("hbase") + r.jvm_per_million("thrift2"), ".1f"),
+        ("hbingest CPU s per M events", lambda r: r.cpu_per_million, ".1f"),
+        ("cells per event", lambda r: r.cells / r.rows, ".2f"),
+        ("value bytes per event", lambda r: r.value_bytes / r.rows, ".1f"),
+        ("store MiB after flush", lambda r: r.store_bytes / 2**20, ".1f"),
+        ("store bytes per event after flush", lambda r: r.store_bytes / r.rows, ".0f"),
+        ("store files", lambda r: r.store_files, ".0f"),
+        ("flush s", lambda r: r.flush_seconds, ".1f"),
+        ("HBase JVM CPU s per M events in the flush", lambda r: r.flush_jvm_cpu["hbase"] / r.events * 1e6, ".1f"),
+    ]
+    lines = [
+        "",
+        "## Packed rows against fields (`--packed`)",
+        "",
+        "The same events written by `hbingest run` twice per round: **fields**, the default row mapping (one "
+        "text cell per top-level field, family `d`), and **packed**, a route with "
+        "`columns: [{from: kafka:value, to: \"d:raw\", type: bytes}]` (the message value as received, one "
+        "cell per event). Min / median / max over the rounds; the last column is packed / fields of the medians.",
+        "",
+        "| per layout | fields | packed | packed / fields |",
+        "|---|---|---|---|",
+    ]
+    for label, f, fmt in metrics:
+        fields, packed = (med(layouts[k], f) for k in ("fields", "packed"))
+        lines.append(f"| {label} | {mmm([f(r) for r in layouts['fields']], fmt)} "
+                     f"| {mmm([f(r) for r in layouts['packed']], fmt)} "
+                     f"| {packed / fields:.2f} |" if fields else f"| {label} | 0 | {packed:{fmt}} | |")
+    lines += [
+        "",
+        "JVM CPU: utime+stime (`/proc/PID/stat`) of the HBase JVM (the master and the region servers: one process in the stack) and the "
+        "Thrift2 gateway over the ingest window, per million events. Cells and value bytes: read back from the "
+        "table (`TableTool cells`); a packed table must hold one cell per row and exactly the topic's value "
+        "bytes. Store: the table's HFiles on the standalone HBase's local disk (`<root>/data/default/<table>/"
+        "<region>/<family>/`) after `Admin.flush` and the region servers report its memstores empty, with the "
+        "table's settings (`table.compression` NONE, no data block encoding, ROW bloom filter: the defaults); "
+        "one file per pre-split region, so each file's fixed part (trailer, indexes, bloom) is in the figure. "
+        "The flush is outside the ingest window; its CPU is the last row.",
+    ]
+    return lines
+
+
 def sweep_grid(args) -> list[dict]:
     grid = []
     for inflight in args.sweep_inflight:
@@ -763,10 +911,17 @@ def main() -> int:
     p = argparse.ArgumentParser(prog="bench/compare.sh", description=__doc__.split("\n\n")[0])
     p.add_argument("--events", type=int, default=500_000)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--warmup-runs", type=int, default=1, help="uncounted ceiling runs before the rounds (JIT warm-up)")
+    p.add_argument("--warmup-runs", type=int, default=1, help="uncounted runs before the rounds (JIT warm-up)")
+    p.add_argument("--warmup-with", choices=CONTENDERS, default=None,
+                   help="the contender of the warm-up runs (default: ceiling; with --packed: hbingest)")
     p.add_argument("--partitions", type=int, default=12)
     p.add_argument("--buckets", type=int, default=100, help="salt buckets (the events preset's default: 100)")
-    p.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated subset of " + ",".join(CONTENDERS))
+    p.add_argument("--contenders", default=None,
+                   help=f"comma-separated subset of {','.join(CONTENDERS)} (default: {','.join(DEFAULT_CONTENDERS)}; "
+                   "with --packed: hbingest,hbingest_packed)")
+    p.add_argument("--packed", action="store_true",
+                   help="packed rows against fields: hbingest and hbingest_packed (one cell per event) over the same "
+                   "events, compared per layout (HBase CPU per event, events/s, cells, store size after a flush)")
     p.add_argument("--key-samples", type=int, default=50, help="java peer keys checked against `hbingest key build`")
     p.add_argument("--sweep", action="store_true", help="also sweep hbingest's writer settings (one run each)")
     p.add_argument("--sweep-inflight", type=lambda s: [int(x) for x in s.split(",")], default=[5000, 20000, 200000])
@@ -781,15 +936,23 @@ def main() -> int:
     p.add_argument("--out", default="bench/RESULTS.md")
     p.add_argument("--note", default="", help="a remark printed under the date (e.g. 'machine shared')")
     args = p.parse_args()
+    if args.warmup_with is None:
+        args.warmup_with = "hbingest" if args.packed else "ceiling"
+    if args.contenders is None:
+        args.contenders = "hbingest,hbingest_packed" if args.packed else ",".join(DEFAULT_CONTENDERS)
     contenders = [c for c in args.contenders.split(",") if c]
     if unknown := set(contenders) - set(CONTENDERS):
         p.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
+    if args.packed and not {"hbingest", "hbingest_packed"} <= set(contenders):
+        p.error("--packed compares hbingest with hbingest_packed: --contenders must name both")
 
     stack = stack_up()
     bench = Bench(args, stack)
     bench.preload()
     if "hbingest_avro" in contenders:
         bench.preload_avro()
+    if "hbingest_packed" in contenders or args.warmup_with == "hbingest_packed":
+        bench.count_topic_value_bytes()
     results, sweep, queries = [], [], []
     out = REPO / args.out
 
@@ -801,8 +964,8 @@ def main() -> int:
         # first after the stack started (or the gateway restarted) paid ~2x the gateway's CPU
         # (13 s against 5.4 s). Uncounted runs of the ceiling warm them for every contender.
         for i in range(args.warmup_runs if contenders else 0):
-            log(f"warm-up run {i + 1} of {args.warmup_runs} (ceiling, not counted)")
-            bench.one("ceiling", 0, label=f"_warmup{i}")
+            log(f"warm-up run {i + 1} of {args.warmup_runs} ({args.warmup_with}, not counted)")
+            bench.one(args.warmup_with, 0, label=f"_warmup{i}")
         for rnd in range(1, args.rounds + 1 if contenders else 1):
             # Rotate the order each round so no contender always runs first (cold) or last.
             shift = (rnd - 1) % len(contenders)
