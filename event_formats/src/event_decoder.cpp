@@ -45,8 +45,10 @@ std::optional<DecodeFailure> too_large(const MessageView& message, std::size_t m
   if (message.key) bytes += message.key->size();
   for (const auto& header : message.headers) bytes += header.name.size() + (header.value ? header.value->size() : 0);
   if (bytes <= max_bytes) return std::nullopt;
-  return invalid("too_large", "message is " + std::to_string(bytes) + " bytes (value, key and headers), "
-                              "max_event_bytes is " + std::to_string(max_bytes));
+  return invalid("too_large", "message is " + std::to_string(bytes) +
+                                  " bytes (value, key and headers), "
+                                  "max_event_bytes is " +
+                                  std::to_string(max_bytes));
 }
 
 // Appends `text` as a JSON string.

@@ -297,6 +297,7 @@ bool Pipeline::process(connectors::SourceMessage& message) {
   row.row = key_;
   row.cells = std::move(row_cells_.cells);  // apply() clears and refills it for the next event
   row.deleted_columns = std::move(row_cells_.deleted);
+  if (!row.deleted_columns.empty()) stamped_a_delete(cell_ms);
   row.timestamp_ms = cell_ms;
   row.ttl_ms = ttl;
   // The event is now the message (kept for a possible dead letter) plus its row.
@@ -350,9 +351,18 @@ void Pipeline::process_tombstone(connectors::SourceMessage& message, OffsetTrack
   row.row = key_;
   row.timestamp_ms = time->cell_ms;
   row.kind = connectors::MutationKind::delete_row;
+  stamped_a_delete(time->cell_ms);
   tracker_.set_bytes_of_last(tp, held_bytes(message) + held_bytes(row));
   observer_.on_row_queued(deleting->key->lead_bucket(key_).value_or(-1), event_.time_ms);
   submit(batcher_.add(*table, std::move(row), RowOrigin{std::move(message), generation}, time->steady_reading));
+}
+
+void Pipeline::stamped_a_delete(std::int64_t cell_ms) {
+  // HBase's delete marker at t masks every put at t, whichever came first: under ingest_time, a put
+  // read after a delete in the same millisecond is stamped after it.
+  if (options_.decode.cell_timestamp == config::CellTimestamp::ingest_time) {
+    ingest_floor_ms_ = std::max(ingest_floor_ms_, add_sat(cell_ms, 1));
+  }
 }
 
 std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage& message,
@@ -376,8 +386,9 @@ std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage&
   if (!clock_anchor_) clock_anchor_.emplace(wall_now, steady_reading);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(steady_reading - clock_anchor_->second);
   const std::int64_t steady_now = add_sat(clock_anchor_->first, elapsed.count());
-  const std::int64_t cell_ms =
-      options_.decode.cell_timestamp == config::CellTimestamp::event_time ? event_.time_ms : wall_now;
+  const std::int64_t cell_ms = options_.decode.cell_timestamp == config::CellTimestamp::event_time
+                                   ? event_.time_ms
+                                   : std::max(wall_now, ingest_floor_ms_);
 
   // A cell stamped in the future outlives the TTL by as much (year 9999: forever). It is data, not
   // noise: it goes where invalid events go.

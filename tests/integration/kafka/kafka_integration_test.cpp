@@ -493,9 +493,10 @@ TEST_F(KafkaIntegration, KeysHeadersAndTombstonesArriveAsProduced) {
       args[4].u.headers = headers;
       args[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
       args[5].u.i32 = RD_KAFKA_MSG_F_COPY;
-      rd_kafka_error_t* error = rd_kafka_produceva(rk.get(), args, 6);
-      const rd_kafka_resp_err_t err = error != nullptr ? rd_kafka_error_code(error) : RD_KAFKA_RESP_ERR_NO_ERROR;
-      if (error != nullptr) rd_kafka_error_destroy(error);
+      rd_kafka_error_t* produce_error = rd_kafka_produceva(rk.get(), args, 6);
+      const rd_kafka_resp_err_t err =
+          produce_error != nullptr ? rd_kafka_error_code(produce_error) : RD_KAFKA_RESP_ERR_NO_ERROR;
+      if (produce_error != nullptr) rd_kafka_error_destroy(produce_error);
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // else the message owns them
       ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
     }

@@ -165,6 +165,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
     std::chrono::steady_clock::time_point steady_reading;
   };
   std::optional<CellTime> cell_time(connectors::SourceMessage& message, OffsetTracker::Generation generation);
+  // A mutation with deletes was stamped `cell_ms`: under ingest_time, later stamps come after it.
+  void stamped_a_delete(std::int64_t cell_ms);
   // A tombstone, tracked: what its topic's routes say it does (on_tombstone). `decoded` is what
   // decode_key_only made of it for a delete (nullopt: read, ready to key).
   void process_tombstone(connectors::SourceMessage& message, OffsetTracker::Generation generation,
@@ -233,6 +235,9 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // cannot make a million).
   std::map<const routing::Route*, std::set<std::string, std::less<>>> route_tables_;
   std::string table_problem_;  // why table_of() gave no table
+  // Under ingest_time: the least stamp the next event gets (one past the last delete's), so a put
+  // read after a delete of its row in the same millisecond is not masked by it.
+  std::int64_t ingest_floor_ms_ = 0;
   Batcher batcher_;
   OffsetTracker tracker_;
   // Looked up per polled message: by TopicPartitionRef, without copying the topic.
