@@ -1150,3 +1150,36 @@ TEST(PipelineTombstones, UnderIngestTimeAPutAfterADeleteOfItsRowIsStampedAfterIt
 
 }  // namespace
 }  // namespace hbingest::ingest
+
+namespace hbingest::ingest {
+namespace {
+
+// A hostile producer sends 10^5 distinct values of a templated table's variable: the route makes
+// max_tables tables, no more, and every other event is a dead letter, none lost.
+TEST(PipelineTemplates, TenToTheFiveDistinctValuesMakeMaxTablesTablesAndDeadLetterTheRest) {
+  constexpr int kEvents = 100000;
+  constexpr std::size_t kMaxTables = 100;
+  auto setup = test_setup();
+  auto route = events_route();
+  route.table = routing::TableTemplate("t_${field:region}", "default",
+                                       {{"field:region", routing::AllowedValues{{}, std::string("[a-z0-9]+")}}});
+  route.max_tables = kMaxTables;
+  setup.routes = {route};
+  std::set<std::string> announced;
+  setup.options.on_new_table = [&](const std::string& table, const routing::Route&) { announced.insert(table); };
+  setup.options.batch.max_rows = 500;
+  Harness h(setup);
+  for (int i = 0; i < kEvents; ++i) {
+    h.source.push(
+        "events", 0, i,
+        R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"region":"r)" + std::to_string(i) + R"("})");
+  }
+  h.run_until([&] { return h.committed(0) == kEvents; });
+  EXPECT_EQ(announced.size(), kMaxTables);
+  EXPECT_EQ(h.rows(), kMaxTables);
+  EXPECT_EQ(h.dead_letters.delivered_count(), kEvents - kMaxTables);
+  EXPECT_EQ(h.dead_letters.delivered.back().exception_class, "hbingest.route.table_not_allowed");
+}
+
+}  // namespace
+}  // namespace hbingest::ingest
