@@ -233,30 +233,44 @@ Option<S> optional_string(std::string key, std::optional<std::string> S::*member
   return o;
 }
 
+// The value named `text` among `values`; nullopt after recording the problem.
+template <class E>
+std::optional<E> enum_value(const std::vector<std::pair<std::string, E>>& values, const std::vector<std::string>& names,
+                            const YAML::Node& node, const std::string& path, Reader& r) {
+  const auto text = r.scalar(node, path, "one of " + join(names, ", "));
+  if (!text) return std::nullopt;
+  for (const auto& [name, value] : values) {
+    if (name == *text) return value;
+  }
+  r.problem(node.Mark(), path,
+            r.shown(path, *text) + " is not one of " + join(names, ", ") + did_you_mean(*text, names));
+  return std::nullopt;
+}
+
+template <class E>
+YAML::Node enum_name(const std::vector<std::pair<std::string, E>>& values, E value) {
+  for (const auto& [name, v] : values) {
+    if (v == value) return YAML::Node(name);
+  }
+  return YAML::Node("?");
+}
+
+template <class E>
+std::vector<std::string> enum_names(const std::vector<std::pair<std::string, E>>& values) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.push_back(v.first);
+  return names;
+}
+
 template <class S, class E>
 Option<S> enumeration(std::string key, E S::*member, std::vector<std::pair<std::string, E>> values,
                       std::string description) {
-  std::vector<std::string> names;
-  for (const auto& v : values) names.push_back(v.first);
+  const auto names = enum_names(values);
   Option<S> o{std::move(key), "enum", "one of: " + join(names, ", "), std::move(description)};
   o.read = [=](S& s, const YAML::Node& node, const std::string& path, Reader& r) {
-    const auto text = r.scalar(node, path, "one of " + join(names, ", "));
-    if (!text) return;
-    for (const auto& [name, value] : values) {
-      if (name == *text) {
-        s.*member = value;
-        return;
-      }
-    }
-    r.problem(node.Mark(), path,
-              r.shown(path, *text) + " is not one of " + join(names, ", ") + did_you_mean(*text, names));
+    if (const auto value = enum_value(values, names, node, path, r)) s.*member = *value;
   };
-  o.write = [=](const S& s) -> std::optional<YAML::Node> {
-    for (const auto& [name, value] : values) {
-      if (value == s.*member) return YAML::Node(name);
-    }
-    return YAML::Node("?");
-  };
+  o.write = [=](const S& s) -> std::optional<YAML::Node> { return enum_name(values, s.*member); };
   return o;
 }
 
@@ -264,28 +278,14 @@ Option<S> enumeration(std::string key, E S::*member, std::vector<std::pair<std::
 template <class S, class E>
 Option<S> optional_enumeration(std::string key, std::optional<E> S::*member,
                                std::vector<std::pair<std::string, E>> values, std::string description) {
-  std::vector<std::string> names;
-  for (const auto& v : values) names.push_back(v.first);
+  const auto names = enum_names(values);
   Option<S> o{std::move(key), "enum", "optional; one of: " + join(names, ", "), std::move(description)};
   o.read = [=](S& s, const YAML::Node& node, const std::string& path, Reader& r) {
     if (node.IsNull()) return;
-    const auto text = r.scalar(node, path, "one of " + join(names, ", "));
-    if (!text) return;
-    for (const auto& [name, value] : values) {
-      if (name == *text) {
-        s.*member = value;
-        return;
-      }
-    }
-    r.problem(node.Mark(), path,
-              r.shown(path, *text) + " is not one of " + join(names, ", ") + did_you_mean(*text, names));
+    if (const auto value = enum_value(values, names, node, path, r)) s.*member = *value;
   };
   o.write = [=](const S& s) -> std::optional<YAML::Node> {
-    if (!(s.*member)) return YAML::Node(YAML::NodeType::Null);
-    for (const auto& [name, value] : values) {
-      if (value == *(s.*member)) return YAML::Node(name);
-    }
-    return YAML::Node("?");
+    return (s.*member) ? enum_name(values, *(s.*member)) : YAML::Node(YAML::NodeType::Null);
   };
   return o;
 }

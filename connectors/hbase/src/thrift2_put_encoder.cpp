@@ -271,16 +271,8 @@ class Thrift2PutEncoder::ProtocolWriter final : public Thrift2PutEncoder::Writer
 
   std::span<const std::uint8_t> encode(const std::string& table, std::span<const RowMutation> rows,
                                        Durability durability) override {
-    if (buffer_->getBufferSize() > kKeptBufferBytes) buffer_->resetBuffer(kInitialBufferBytes);
-    buffer_->resetBuffer();
     // THBaseServiceClient::send_putMultiple: the message, then THBaseService_putMultiple_pargs.
-    protocol_.writeMessageBegin("putMultiple", T_CALL, 0);
-    protocol_.writeStructBegin("THBaseService_putMultiple_pargs");
-    protocol_.writeFieldBegin("table", T_STRING, 1);
-    protocol_.writeBinary(table);
-    protocol_.writeFieldEnd();
-    protocol_.writeFieldBegin("tputs", T_LIST, 2);
-    protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(rows.size()));
+    begin_call("putMultiple", "THBaseService_putMultiple_pargs", table, "tputs", rows.size());
     for (const auto& row : rows) {
       require_put(row);
       write_put(row, durability);
@@ -290,16 +282,8 @@ class Thrift2PutEncoder::ProtocolWriter final : public Thrift2PutEncoder::Writer
 
   std::span<const std::uint8_t> encode_deletes(const std::string& table, std::span<const RowMutation> rows,
                                                Durability durability) override {
-    if (buffer_->getBufferSize() > kKeptBufferBytes) buffer_->resetBuffer(kInitialBufferBytes);
-    buffer_->resetBuffer();
     // THBaseServiceClient::send_deleteMultiple: the message, then THBaseService_deleteMultiple_pargs.
-    protocol_.writeMessageBegin("deleteMultiple", T_CALL, 0);
-    protocol_.writeStructBegin("THBaseService_deleteMultiple_pargs");
-    protocol_.writeFieldBegin("table", T_STRING, 1);
-    protocol_.writeBinary(table);
-    protocol_.writeFieldEnd();
-    protocol_.writeFieldBegin("tdeletes", T_LIST, 2);
-    protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(rows.size()));
+    begin_call("deleteMultiple", "THBaseService_deleteMultiple_pargs", table, "tdeletes", rows.size());
     for (const auto& row : rows) {
       require_delete(row);
       write_delete(row, durability);
@@ -308,6 +292,20 @@ class Thrift2PutEncoder::ProtocolWriter final : public Thrift2PutEncoder::Writer
   }
 
  private:
+  // A call of `method` on a fresh buffer: its arguments struct up to the list of `count` structs
+  // (field 2, `list`) after the table (field 1), as the generated send_* methods write them.
+  void begin_call(const char* method, const char* arguments, const std::string& table, const char* list,
+                  std::size_t count) {
+    if (buffer_->getBufferSize() > kKeptBufferBytes) buffer_->resetBuffer(kInitialBufferBytes);
+    buffer_->resetBuffer();
+    protocol_.writeMessageBegin(method, T_CALL, 0);
+    protocol_.writeStructBegin(arguments);
+    protocol_.writeFieldBegin("table", T_STRING, 1);
+    protocol_.writeBinary(table);
+    protocol_.writeFieldEnd();
+    protocol_.writeFieldBegin(list, T_LIST, 2);
+    protocol_.writeListBegin(T_STRUCT, static_cast<std::uint32_t>(count));
+  }
   // Closes the list opened by the caller, the arguments and the message.
   std::span<const std::uint8_t> end_call() {
     protocol_.writeListEnd();
