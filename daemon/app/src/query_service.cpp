@@ -9,6 +9,7 @@
 #include "hbingest/app/wiring.h"
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/event_formats/format_factory.h"
+#include "hbingest/query/events_request.h"
 #include "packed_cell_reader.h"
 #include "query_metrics.h"
 
@@ -105,7 +106,14 @@ struct QueryService::Impl {
     // over the value's fields cannot: its events are in several tables.
     const auto table = route->table.resolve(
         {route->topics.size() == 1 ? std::string_view(route->topics.front()) : std::string_view(), event_id, nullptr});
-    if (!table.reason.empty()) return std::nullopt;
+    if (!table.reason.empty()) {
+      // Routed, but to tables the event's values choose: no single table holds its events.
+      throw query::RequestError("event_id", "events of type '" + std::string(event_id).substr(0, 64) + "' go to " +
+                                                route->name + "'s tables '" + route->table.text() +
+                                                "', one per value of the template: a query reads one table, and "
+                                                "this type has no single one (" +
+                                                table.reason + ")");
+    }
     const std::string& family = route->columns.families().front();
     return query::EventRoute{
         table.table, route->key, family, known_qualifiers(route->columns, family),

@@ -44,7 +44,8 @@ class QueryService {
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;
 
-  // Where events of a type live, or nullopt when the type is not routed.
+  // Where events of a type live, or nullopt when the type is not routed. Throws query::RequestError
+  // when its route writes tables a template makes from event values (no single table to read).
   std::optional<query::EventRoute> route(std::string_view event_id) const;
   query::QueryEngine& engine();
   // GET /v1/events
