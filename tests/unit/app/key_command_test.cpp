@@ -150,5 +150,36 @@ TEST(KeyCommand, UsesTheKeySpecOfAConfiguredRoute) {
   std::filesystem::remove_all(dir);
 }
 
+// The Kafka key and headers are inputs of key build as of the daemon: key.PATH of a json key,
+// header:NAME; a key that does not decode under its format is refused, naming it.
+TEST(KeyCommand, BuildsKeysFromTheKafkaKeyAndHeaders) {
+  const auto dir = std::filesystem::temp_directory_path() / ("key_inputs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto spec = dir / "spec.yaml";
+  std::ofstream(spec) << "components:\n"
+                         "  - {name: id, type: field, field: key.order_id, width: 8}\n"
+                         "  - {name: t, type: field, field: 'header:tenant', width: 4}\n";
+  const auto build = [&](Args extra) {
+    Args args{"build", "--spec", spec.string(), "--event", R"({"event_id":"order","ts":1700000000000})"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int code = key_command(args);
+    std::cout.flush();
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    return std::pair{code, out + ::testing::internal::GetCapturedStderr()};
+  };
+  const auto built = build({"--key", R"({"order_id":"o-1"})", "--key-format", "json", "--header", "tenant=acme"});
+  EXPECT_EQ(built.first, 0) << built.second;
+  EXPECT_THAT(built.second, HasSubstr("6f2d31010101010161636d65")) << "o-1, padded, then acme";
+  const auto no_header = build({"--key", R"({"order_id":"o-1"})", "--key-format", "json"});
+  EXPECT_NE(no_header.first, 0);
+  EXPECT_THAT(no_header.second, HasSubstr("header:tenant"));
+  const auto bad_key = build({"--key", "not json", "--key-format", "json", "--header", "tenant=acme"});
+  EXPECT_NE(bad_key.first, 0);
+  EXPECT_THAT(bad_key.second, HasSubstr("invalid_key"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hbingest::app

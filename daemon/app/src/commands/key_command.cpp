@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "hbingest/app/commands.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/http_schema_registry.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/keyspec/key_spec.h"
 #include "hbingest/keyspec/time_text.h"
@@ -40,6 +42,9 @@ struct Options {
   std::optional<std::string> registry_url;
   keyspec::KafkaMeta meta;
   std::string topic;
+  std::optional<std::string> kafka_key;                      // --key: the message key's bytes
+  std::optional<std::string> key_format;                     // --key-format, as decode.key_format
+  std::vector<std::pair<std::string, std::string>> headers;  // --header NAME=VALUE
   std::optional<std::string> event_id;
   std::map<std::string, std::string, std::less<>> equals;
   std::optional<std::int64_t> from_ms;
@@ -162,10 +167,33 @@ int build(const Options& o) {
   }
   const std::string bytes = o.event_file ? read_event_file(*o.event_file) : *o.event_json;
   const std::string flag = o.event_file ? "--event-file" : "--event";
-  // The daemon's field view: the same value for a repeated name, the same rejection of nested
-  // values, the same schema by id for a framed value.
-  const auto format = event_formats::make_input_format(*kind, registry.get());
-  if (const auto failure = format->parse(bytes)) {
+  // The daemon's decoder, so the key is the one it writes: the same field view (a repeated name, a
+  // framed value's schema by id), the Kafka key and headers as inputs (key, key.PATH, header:NAME).
+  config::DecodeConfig decode;
+  decode.format = *kind;
+  decode.max_event_bytes = std::numeric_limits<std::size_t>::max();
+  if (o.key_format) {
+    const auto key_kind = config::key_format_named(*o.key_format);
+    if (!key_kind) throw UsageError("--key-format: unknown key format '" + *o.key_format + "'");
+    if (const auto framed = config::key_event_format(*key_kind);
+        framed && event_formats::needs_schema_registry(*framed) && registry == nullptr) {
+      throw UsageError("--key-format " + *o.key_format + " needs --registry URL (or HBINGEST_SCHEMA_REGISTRY)");
+    }
+    decode.key_format = *key_kind;
+  }
+  event_formats::EventDecoder decoder(decode, registry.get(), {}, {.reads_key = o.key_format.has_value()});
+  std::vector<event_formats::HeaderView> headers;
+  for (const auto& [name, value] : o.headers) headers.push_back({name, std::string_view(value)});
+  const event_formats::MessageView view{
+      .topic = o.topic,
+      .payload = std::string_view(bytes),
+      .timestamp_ms = o.meta.timestamp_ms,
+      .partition = o.meta.partition,
+      .offset = o.meta.offset,
+      .key = o.kafka_key ? std::optional<std::string_view>(*o.kafka_key) : std::nullopt,
+      .headers = headers};
+  event_formats::DecodedEvent event;
+  if (const auto failure = decoder.decode(view, event)) {
     if (failure->kind == event_formats::DecodeFailure::Kind::unavailable) {
       std::cerr << "hbingest key build: " << failure->message << "\n";
       return 1;
@@ -175,7 +203,7 @@ int build(const Options& o) {
   keyspec::KafkaMeta meta = o.meta;
   meta.topic = o.topic;
   std::string key;
-  if (const auto err = spec.encode(format->record(), meta, key)) {
+  if (const auto err = spec.encode(decoder.fields(), meta, key)) {
     std::cerr << "hbingest key build: " << err->message() << "\n";
     return 1;
   }
@@ -236,6 +264,7 @@ int key_command(const Args& args) {
   o.meta.timestamp_ms = -1;
   std::vector<std::string> params, equals;
   std::optional<std::string> kafka_ts, from, to, hex_key;
+  std::vector<std::string> header_args;
   const auto add_spec = [&](CLI::App* sub) {
     sub->add_option("--spec", o.spec_file, "key spec YAML file");
     sub->add_option("--preset", o.preset, "built-in preset (hbingest key presets lists them)");
@@ -254,6 +283,9 @@ int key_command(const Args& args) {
   build_cmd->add_option("--partition", o.meta.partition, "Kafka partition");
   build_cmd->add_option("--offset", o.meta.offset, "Kafka offset");
   build_cmd->add_option("--kafka-ts", kafka_ts, "Kafka timestamp");
+  build_cmd->add_option("--key", o.kafka_key, "the message key (text), for key / key.PATH inputs");
+  build_cmd->add_option("--key-format", o.key_format, "how the key is written, as decode.key_format (default text)");
+  build_cmd->add_option("--header", header_args, "a message header NAME=VALUE, for header:NAME inputs (repeatable)");
   auto* explain_cmd = cli.add_subcommand("explain", "split key bytes (hex) into named parts");
   add_spec(explain_cmd);
   explain_cmd->add_option("key", hex_key, "the key as hex")->required();
@@ -270,6 +302,7 @@ int key_command(const Args& args) {
   try {
     for (const auto& p : params) o.params.insert(split_assignment("--param", p));
     for (const auto& e : equals) o.equals.insert(split_assignment("--eq", e));
+    for (const auto& h : header_args) o.headers.push_back(split_assignment("--header", h));
     if (kafka_ts) o.meta.timestamp_ms = parse_time("--kafka-ts", *kafka_ts);
     if (from) o.from_ms = parse_time("--from", *from);
     if (to) o.to_ms = parse_time("--to", *to);
