@@ -1,8 +1,8 @@
 """Rows the user designs (issue 24) end to end on the real stack: typed cells in two families from
 value paths, a header and the Kafka key, for JSON, Avro and Protobuf values written by confluent-kafka's
 own serializers (schema_peers.py); a Java reader (`stack/hbstack cells`, Bytes.toX) and /v1/events
-read them back. Table templates with an allow-list; tombstones as deletes across a rebalance; upserts
-out of order.
+read them back. Packed rows (the value in one cell) read back as the field layout. Table templates
+with an allow-list; tombstones as deletes across a rebalance; upserts out of order.
 
 Cheap on purpose: one daemon run per scenario, a few pointed events, one Java reader call per table.
 """
