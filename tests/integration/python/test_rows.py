@@ -1,14 +1,15 @@
 """Rows the user designs (issue 24) end to end on the real stack: typed cells in two families from
 value paths, a header and the Kafka key, for JSON, Avro and Protobuf values written by confluent-kafka's
 own serializers (schema_peers.py); a Java reader (`stack/hbstack cells`, Bytes.toX) and /v1/events
-read them back. Table templates with an allow-list; tombstones as deletes across a rebalance; upserts
-out of order.
+read them back. Packed rows (the value in one cell) read back as the field layout. Table templates
+with an allow-list; tombstones as deletes across a rebalance; upserts out of order.
 
 Cheap on purpose: one daemon run per scenario, a few pointed events, one Java reader call per table.
 """
 
 import base64
 import decimal
+import functools
 import json
 
 import schema_peers
@@ -159,6 +160,45 @@ def expected_cells(e, fmt):
     return cells
 
 
+@functools.cache
+def pay_serializers():
+    """confluent-kafka's Avro serializer, the Protobuf module and its serializer for the Pay events
+    (once per process: Protobuf's descriptor pool takes a message name once)."""
+    registry = schema_peers.client()
+    avro = schema_peers.avro_serializer(json.dumps(AVRO_PAY), registry)
+    module = schema_peers.protobuf_module(PAY_PROTO, "rows_pay_" + unique("m")[-8:])
+    return avro, module, schema_peers.protobuf_serializer(module.Pay, registry)
+
+
+def pay_value(fmt, e, event_type, topic, serializers):
+    """A pay_events() event as the message value of `fmt`, through the registry for Avro and Protobuf."""
+    avro, module, proto = serializers
+    if fmt == "json":
+        return json_value(e, event_type)
+    if fmt == "avro":
+        fields = {k: e[k] for k in ("ts", "amount", "qty", "price", "paid", "note", "blob", "payment")}
+        return avro({**fields, "event_id": event_type, "total": decimal.Decimal(e["total"])},
+                    SerializationContext(topic, MessageField.VALUE))
+    msg = module.Pay(event_id=event_type, ts=e["ts"], amount=e["amount"], qty=e["qty"], price=e["price"],
+                     paid=e["paid"], total=e["total"], blob=e["blob"])
+    msg.payment.currency = e["payment"]["currency"]
+    msg.payment.fee = e["payment"]["fee"]
+    if e["note"] is not None:
+        msg.note = e["note"]
+    return proto(msg, SerializationContext(topic, MessageField.VALUE))
+
+
+# event type | time | Kafka key: the row key of a pay event (`\x01` pads a short component).
+PAY_KEY = {"components": [
+    {"name": "event", "type": "field", "field": "event_id", "width": 12},
+    {"name": "time", "type": "time", "field": "ts", "format": "binary"},
+    {"name": "k", "type": "field", "field": "key", "width": 8}]}
+
+
+def pay_row_key(event_type, ts, key):
+    return event_type.encode().ljust(12, b"\x01") + ts.to_bytes(8, "big") + key.encode().ljust(8, b"\x01")
+
+
 def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api(daemon_factory, tmp_path):
     tag = unique("rows")
     topics = {fmt: f"{tag}_{fmt}" for fmt in FORMATS}
@@ -166,10 +206,7 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
     for topic in topics.values():
         create_topic(topic, partitions=2)
     create_topic(dlq, partitions=1)
-    registry = schema_peers.client()
-    avro = schema_peers.avro_serializer(json.dumps(AVRO_PAY), registry)
-    module = schema_peers.protobuf_module(PAY_PROTO, "rows_pay_" + tag[-8:])
-    proto = schema_peers.protobuf_serializer(module.Pay, registry)
+    avro, module, proto = pay_serializers()
 
     base = now_ms() - 5000
     events = pay_events(base)
@@ -177,20 +214,7 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
         event_type = "pay_" + fmt
         records = []
         for i, e in enumerate(events):
-            if fmt == "json":
-                value = json_value(e, event_type)
-            elif fmt == "avro":
-                fields = {k: e[k] for k in ("ts", "amount", "qty", "price", "paid", "note", "blob", "payment")}
-                value = avro({**fields, "event_id": event_type, "total": decimal.Decimal(e["total"])},
-                             SerializationContext(topics[fmt], MessageField.VALUE))
-            else:
-                msg = module.Pay(event_id=event_type, ts=e["ts"], amount=e["amount"], qty=e["qty"], price=e["price"],
-                                 paid=e["paid"], total=e["total"], blob=e["blob"])
-                msg.payment.currency = e["payment"]["currency"]
-                msg.payment.fee = e["payment"]["fee"]
-                if e["note"] is not None:
-                    msg.note = e["note"]
-                value = proto(msg, SerializationContext(topics[fmt], MessageField.VALUE))
+            value = pay_value(fmt, e, event_type, topics[fmt], (avro, module, proto))
             # Two trace-id headers: the last one counts.
             headers = [] if e["trace"] is None else [("trace-id", b"overwritten"), ("trace-id", e["trace"].encode())]
             records.append({"value": value, "key": e["key"].encode(), "partition": i % 2, "headers": headers,
@@ -215,17 +239,13 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
                                                                                       MessageField.VALUE)),
                                           "key": b"exact"}])
 
-    key_spec = {"components": [
-        {"name": "event", "type": "field", "field": "event_id", "width": 12},
-        {"name": "time", "type": "time", "field": "ts", "format": "binary"},
-        {"name": "k", "type": "field", "field": "key", "width": 8}]}
     group = unique("group")
     daemon = daemon_factory(topics["json"], table, group=group, **{
         "kafka.topics": list(topics.values()),
         "dlq.topic": dlq,
         "schema_registry.url": schema_peers.registry_url(),
         "routes": [{"event_types": ["pay_" + fmt], "topics": [topics[fmt]], "format": fmt, "table": table,
-                    "key": key_spec, "columns": pay_columns()} for fmt in FORMATS],
+                    "key": PAY_KEY, "columns": pay_columns()} for fmt in FORMATS],
     }).start()
     total = len(FORMATS) * len(events)
     letters = letters_by_reason(dlq, len(refused))
@@ -253,13 +273,12 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
     for cell in cells:
         assert "error" not in cell, cell
         rows.setdefault(bytes.fromhex(cell["row"]), {})[cell["family"] + ":" + cell["qualifier"]] = cell["value"]
-    exact_key = b"pay_protobuf" + (base + 100).to_bytes(8, "big") + b"exact\x01\x01\x01"
+    exact_key = pay_row_key("pay_protobuf", base + 100, "exact")
     assert rows.pop(exact_key, {}).get("d:big") == 2 ** 53 + 1, "uint64 9007199254740993 into a long column"
     assert len(rows) == total, sorted(rows)
     for fmt in FORMATS:
         for e in events:
-            key = ("pay_" + fmt).encode().ljust(12, b"\x01") + e["ts"].to_bytes(8, "big") + \
-                e["key"].encode().ljust(8, b"\x01")
+            key = pay_row_key("pay_" + fmt, e["ts"], e["key"])
             assert key in rows, (fmt, key, sorted(rows))
             assert rows[key] == expected_cells(e, fmt), (fmt, e["key"])
 
@@ -303,6 +322,79 @@ def test_typed_cells_from_values_headers_and_keys_read_by_java_and_the_query_api
     out = run_hbingest("query", "--config", daemon.config_path, "--event-id", "pay_protobuf", "--from", str(base),
                        "--to", str(base + 10), "--format", "ndjson").stdout
     assert [json.loads(line)["columns"] for line in out.splitlines() if line.strip()] == protobuf_answer, out
+
+
+# ---- 1b. packed rows: the whole value in one cell, read back as the field layout ---------------
+
+def test_a_packed_row_is_one_cell_and_reads_back_as_the_field_layout_in_every_format(daemon_factory):
+    """Each format's topic carries the pay events twice, as event type pk_FMT (a route packing the
+    value into d:raw, table TAG_packed) and fl_FMT (the default field layout, table TAG_fields):
+    the packed table holds the message values as received, one cell per event, and /v1/events
+    decodes each through the registry into the field layout's answer."""
+    tag = unique("packed")
+    topics = {fmt: f"{tag}_{fmt}" for fmt in FORMATS}
+    packed, fields, dlq = tag + "_packed", tag + "_fields", tag + "_dlq"
+    for topic in [*topics.values(), dlq]:
+        create_topic(topic, partitions=1)
+    serializers = pay_serializers()
+    base = now_ms() - 5000
+    events = pay_events(base)
+    stored = {}  # the packed table as it must be: row key -> {column: value as received}
+    for fmt in FORMATS:
+        records = []
+        for layout in ("pk", "fl"):
+            for e in events:
+                value = pay_value(fmt, e, f"{layout}_{fmt}", topics[fmt], serializers)
+                records.append({"value": value, "key": e["key"].encode(), "timestamp": e["ts"] + 7})
+                if layout == "pk":
+                    stored[pay_row_key(f"pk_{fmt}", e["ts"], e["key"])] = {b"d:raw": value}
+        produce_records(topics[fmt], records)
+
+    group = unique("group")
+    routes = []
+    for fmt in FORMATS:
+        common = {"topics": [topics[fmt]], "format": fmt, "key": PAY_KEY}
+        routes.append({"event_types": [f"pk_{fmt}"], "table": packed, **common,
+                       "columns": [{"from": "kafka:value", "to": "d:raw", "type": "bytes"}]})
+        routes.append({"event_types": [f"fl_{fmt}"], "table": fields, **common})
+    daemon = daemon_factory(topics["json"], packed, group=group, **{
+        "kafka.topics": list(topics.values()), "dlq.topic": dlq,
+        "schema_registry.url": schema_peers.registry_url(), "routes": routes}).start()
+    wait_for(lambda: sum(group_committed(group, t) for t in topics.values()) >= 2 * len(FORMATS) * len(events), 60,
+             "every event committed")
+    assert dlq_size(dlq) == 0, daemon.log_text()[-3000:]
+    assert dict(scan_all(packed)) == stored
+    assert count_rows(fields) == len(FORMATS) * len(events)
+
+    # A packed cell that does not decode (each format's first value cut short by its last byte),
+    # stored by hand: answered as stored, with the reason.
+    broken = {fmt: stored[pay_row_key(f"pk_{fmt}", base, events[0]["key"])][b"d:raw"][:-1] for fmt in FORMATS}
+    connection = hbase()
+    try:
+        for fmt, value in broken.items():
+            connection.table(packed).put(pay_row_key(f"pk_{fmt}", base + 3, "cut"), {b"d:raw": value})
+    finally:
+        connection.close()
+
+    for fmt in FORMATS:
+        answers = {}
+        for layout in ("pk", "fl"):
+            status, body = query_events(daemon, event_id=f"{layout}_{fmt}", **{"from": base, "to": base + 10})
+            assert status == 200, body
+            answers[layout] = body["rows"]
+        *decoded, cut = answers["pk"]
+        assert cut["columns"] == {"d:raw": base64.b64encode(broken[fmt]).decode()}, (fmt, cut)
+        assert cut.get("packed_error"), (fmt, cut)
+        assert [row["key"] for row in decoded] == \
+            [pay_row_key(f"pk_{fmt}", e["ts"], e["key"]).hex() for e in events], (fmt, answers["pk"])
+        assert all("packed_error" not in row for row in decoded), (fmt, decoded)
+        # The same columns but the event type each was sent as.
+        packed_columns = [{**row["columns"], "d:event_id": "?"} for row in decoded]
+        field_columns = [{**row["columns"], "d:event_id": "?"} for row in answers["fl"]]
+        assert [row["columns"]["d:event_id"] for row in decoded + answers["fl"]] == \
+            [f"pk_{fmt}"] * len(events) + [f"fl_{fmt}"] * len(events), (fmt, answers)
+        assert field_columns[0]["d:amount"] == str(2 ** 53 + 1), (fmt, field_columns)
+        assert packed_columns == field_columns, fmt
 
 
 # ---- 2. table templates with an allow-list ------------------------------------------------------
