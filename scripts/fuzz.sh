@@ -30,7 +30,7 @@ for target in "${TARGETS[@]}"; do
   mkdir -p "$work/$target"
   cp -r "tests/fuzz/corpus/$target/." "$work/$target/"
   dict=()
-  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="tests/fuzz/$target.dict")
+  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")  # the fuzzer runs in $work
   echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
   if ! (cd "$work" && "$build_dir/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work/$target" </dev/null >"$work/$target.log" 2>&1); then
