@@ -414,24 +414,24 @@ std::optional<Pipeline::CellTime> Pipeline::cell_time(connectors::SourceMessage&
   return CellTime{cell_ms, ttl, steady_reading};
 }
 
-std::optional<std::string> Pipeline::table_of(const routing::Route& route, std::string_view topic) {
-  if (!route.table.is_template()) return route.table.name();
+const std::string* Pipeline::table_of(const routing::Route& route, std::string_view topic) {
+  // A plain name, or a template's table kept in route_tables_: no string copied per event.
+  if (!route.table.is_template()) return &route.table.name();
   auto resolved = route.table.resolve({topic, event_.event_type, &decoder_.fields()});
   if (!resolved.reason.empty()) {
     table_problem_ = std::move(resolved.reason);
-    return std::nullopt;
+    return nullptr;
   }
   auto& tables = route_tables_[&route];
-  if (!tables.contains(resolved.table)) {
-    if (tables.size() >= route.max_tables) {
-      table_problem_ = "route " + route.name + " made its max_tables (" + std::to_string(route.max_tables) +
-                       ") tables already; '" + resolved.table + "' would be one more";
-      return std::nullopt;
-    }
-    tables.insert(resolved.table);
-    if (options_.on_new_table) options_.on_new_table(resolved.table, route);
+  if (const auto it = tables.find(resolved.table); it != tables.end()) return &*it;
+  if (tables.size() >= route.max_tables) {
+    table_problem_ = "route " + route.name + " made its max_tables (" + std::to_string(route.max_tables) +
+                     ") tables already; '" + resolved.table + "' would be one more";
+    return nullptr;
   }
-  return std::move(resolved.table);
+  const auto& table = *tables.insert(std::move(resolved.table)).first;
+  if (options_.on_new_table) options_.on_new_table(table, route);
+  return &table;
 }
 
 void Pipeline::hold_for_schema(connectors::SourceMessage&& message) {

@@ -171,9 +171,9 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   // decode_key_only made of it for a delete (nullopt: read, ready to key).
   void process_tombstone(connectors::SourceMessage& message, OffsetTracker::Generation generation,
                          const routing::Route* deleting, std::optional<event_formats::DecodeFailure> decoded);
-  // The table of the current event on `route` (a template resolved and admitted), or nullopt with
-  // table_problem_ saying why not.
-  std::optional<std::string> table_of(const routing::Route& route, std::string_view topic);
+  // The table of the current event on `route` (a template resolved and admitted), or null with
+  // table_problem_ saying why not. Valid while the route set and the pipeline are.
+  const std::string* table_of(const routing::Route& route, std::string_view topic);
   // Decodes, tracks, routes, keys and batches one message. Returns false, leaving `message` as it
   // is and untracked, when its schema could not be fetched (schema_wait_ says why).
   bool process(connectors::SourceMessage& message);
