@@ -23,9 +23,9 @@
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/connectors/thrift2_sink.h"
 #include "hbingest/event_formats/event_decoder.h"
-#include "hbingest/routing/row_mapping.h"
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/keyspec/key_spec.h"
+#include "hbingest/routing/row_mapping.h"
 
 namespace {
 

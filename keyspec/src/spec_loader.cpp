@@ -562,7 +562,9 @@ ComponentInfo info_of(const Component& c) {
         for (const auto& in : h.inputs) add_field(in);
       },
       [](const OneOf<LiteralSpec, PartitionSpec, OffsetSpec> auto&) {},
-      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) { add_field(k.source); });
+      [&](const OneOf<FieldSpec, ReverseSpec, TimeSpec, IntSpec, BucketSpec, DictSpec> auto& k) {
+        add_field(k.source);
+      });
   return info;
 }
 

@@ -63,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The default row mapping of the same options writes the event (a raw cell at least, unless fields only).
   static hbingest::routing::RowMapping* mappings[128] = {};
   hbingest::routing::RowMapping*& mapping = mappings[options & 127];
-  if (mapping == nullptr) mapping = new hbingest::routing::RowMapping(hbingest::routing::RowMapping::from_decode(decode_config(options)));
+  if (mapping == nullptr)
+    mapping = new hbingest::routing::RowMapping(hbingest::routing::RowMapping::from_decode(decode_config(options)));
   hbingest::routing::RowCells cells;
   check(!mapping->apply({decoder->record(), &decoder->fields(), payload}, cells));
   check(!cells.cells.empty() || decode_config(options).columns == ColumnsMode::fields);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "default_cells.h"
 #include "hbingest/event_formats/json_event.h"
 #include "hbingest/keyspec/key_spec.h"
-#include "default_cells.h"
 
 namespace hbingest::event_formats {
 namespace {

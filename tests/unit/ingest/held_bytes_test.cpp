@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hbingest/event_formats/event_decoder.h"
 #include "default_cells.h"
+#include "hbingest/event_formats/event_decoder.h"
 #include "heap_in_use.h"
 
 namespace hbingest::ingest {

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "fakes.h"
-#include "test_routes.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
 #include "hbingest/ingest/pipeline.h"
 #include "mock_kafka_cluster.h"
+#include "test_routes.h"
 
 namespace hbingest::ingest {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "fake_schema_registry.h"
 #include "fakes.h"
-#include "test_routes.h"
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/writer_pool.h"
+#include "test_routes.h"
 
 namespace hbingest::ingest {
 namespace {

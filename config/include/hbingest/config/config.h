@@ -107,7 +107,7 @@ struct DecodeConfig {
   ColumnsMode columns = ColumnsMode::fields;
   std::string family = "d";
   std::string raw_qualifier = "raw";
-  bool write_null_fields = false;  // true: a null field writes an empty cell (null_fields: empty)
+  bool write_null_fields = false;           // true: a null field writes an empty cell (null_fields: empty)
   std::optional<NullFields> null_fields{};  // routes' default; unset: from write_null_fields
   OnTombstone on_tombstone = OnTombstone::dlq;
   std::size_t max_event_bytes = 1024 * 1024;
@@ -162,7 +162,7 @@ struct RouteConfig {
   std::vector<std::string> event_types;  // empty only for the default route
   // Without namespace; may be a template: ${topic}, ${event_type}, ${field:INPUT} (docs/rows.md).
   std::string table;
-  std::string table_source;  // "config.yaml:42" for messages
+  std::string table_source;                                            // "config.yaml:42" for messages
   std::map<std::string, TableValuesConfig, std::less<>> table_values;  // template variable → allowed values
   std::size_t max_tables = 100;                                        // distinct tables a template may produce
   std::optional<std::string> format;                                   // the input format of `topics`

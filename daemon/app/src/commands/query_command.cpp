@@ -125,8 +125,8 @@ int query_command(const Args& args) {
 
   if (line.format == "json") {
     nlohmann::json rows = nlohmann::json::array();
-    const auto stats = engine.stream(
-        q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q)); });
+    const auto stats =
+        engine.stream(q, options, [&](query::ResultRow&& row) { rows.push_back(server::row_to_json(row, q)); });
     const nlohmann::json doc = {{"rows", std::move(rows)},
                                 {"count", stats.rows},
                                 {"truncated", stats.truncated},

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "hbingest/config/config.h"
-#include "hbingest/routing/route.h"
 #include "hbingest/query/query_engine.h"
+#include "hbingest/routing/route.h"
 #include "hbingest/server/events_handler.h"
 #include "hbingest/server/http_server.h"
 #include "hbingest/server/tls_credentials.h"
