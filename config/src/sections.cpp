@@ -182,7 +182,7 @@ Option<RouteConfig> table_option() {
       r.problem(node.Mark(), path, "expected a table name, got " + std::string(node_kind(node)));
       return;
     }
-    const std::string written = node.Scalar();
+    const std::string& written = node.Scalar();
     std::string table;
     std::size_t at = 0;
     while (at < written.size()) {

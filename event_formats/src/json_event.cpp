@@ -82,7 +82,8 @@ std::optional<JsonEvent::ParseFailure> JsonEvent::parse(std::string_view json) {
   impl_->members.clear();
   // An empty view may have no data at all (a Kafka message without a value), which simdjson
   // would copy from: it gets a pointer to no bytes.
-  if (json.data() == nullptr) json = std::string_view("", 0);
+  static constexpr char kNoBytes[] = "";
+  if (json.data() == nullptr) json = std::string_view(kNoBytes);
   element document;
   if (const auto error = impl_->parser.parse(json.data(), json.size()).get(document); error != simdjson::SUCCESS) {
     return ParseFailure{false, std::string("not valid JSON: ") + simdjson::error_message(error)};

@@ -177,7 +177,7 @@ EnsureResult HBaseAdmin::ensure_table(const TableSpec& spec) {
   }
   gen::TTableDescriptor descriptor;
   descriptor.tableName = table_name(spec.ns, spec.table);
-  descriptor.__set_columns(std::move(families));
+  descriptor.__set_columns(families);
   impl_->connection.call("createTable", [&](auto& client) { client.createTable(descriptor, spec.split_keys); });
   return {EnsureOutcome::created, {}};
 }

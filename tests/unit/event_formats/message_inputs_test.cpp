@@ -293,7 +293,7 @@ TEST_F(KeyFormats, AKeyThatDoesNotDecodeIsInvalidOnlyWhenARouteReadsIt) {
       {"json", "{\"order_id\":"},
       {"avro", confluent_framed(7, "\x06o")},                           // truncated string
       {"avro", confluent_framed(7, std::string(64, '\xff'))},           // varints that never end
-      {"avro", std::string("\xde\xad\xbe\xef garbage", 13)},            // no frame at all
+      {"avro", std::string("\xde\xad\xbe\xef garbage")},                // no frame at all
       {"protobuf", confluent_framed(9, std::string("\0\x0a\x7f", 3))},  // length past the end
       {"json_schema", confluent_framed(11, "[1,")},
   };

@@ -86,8 +86,9 @@ class ScriptedHandler final : public gen::THBaseServiceNull {
       if (row == "bad") throw io_error(false);
       if (row == "busy") throw io_error(true);
     }
+    if (described.empty()) described = rows;
     std::lock_guard lock(mutex_);
-    calls_.push_back({method, described.empty() ? rows : std::move(described)});
+    calls_.push_back({method, std::move(described)});
   }
 
   std::mutex mutex_;
