@@ -11,6 +11,7 @@ DEBIAN_PACKAGES=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libsimdjson-dev libxxhash-dev
   libbenchmark-dev libsystemd-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev prometheus-cpp-dev
   libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler libcurl4-openssl-dev
+  libsasl2-dev libsasl2-modules-gssapi-mit libkrb5-dev krb5-user krb5-kdc krb5-admin-server libfaketime
   prometheus systemd python3 python3-venv maven curl stunnel4 openssl strace
 )
 # clang is optional: it builds the libFuzzer targets; clang-format and clang-tidy check house style.
