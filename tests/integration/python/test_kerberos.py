@@ -24,9 +24,9 @@ import pytest
 from support import (BINARY, KAFKA, STACK, THRIFT2, Daemon, consume_all, create_topic, env, group_committed,
                      login, now_ms, order, produce, query_events, unique, wait_for, write_config)
 
-KRB5_CONFIG = lambda: env("HBINGEST_KRB5_CONFIG")  # noqa: E731
-REALM = lambda: env("HBINGEST_KRB_REALM")  # noqa: E731
-KEYTABS = lambda: Path(env("HBINGEST_KEYTAB_DIR"))  # noqa: E731
+KRB5_CONFIG = lambda: env("HBSTACK_KRB5_CONFIG")  # noqa: E731
+REALM = lambda: env("HBSTACK_REALM")  # noqa: E731
+KEYTABS = lambda: Path(env("HBSTACK_KEYTAB_DIR"))  # noqa: E731
 THRIFT2_KRB = lambda: env("HBINGEST_THRIFT2_KRB")  # noqa: E731
 KAFKA_GSSAPI = lambda: env("HBINGEST_KAFKA_GSSAPI")  # noqa: E731
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -79,7 +79,9 @@ def sasl(qop="privacy", keytab="hbingest.keytab", who="hbingest", **extra):
 def kafka_gssapi(keytab="hbingest.keytab", who="hbingest"):
     return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI",
             "sasl.kerberos.service.name": "kafka", "sasl.kerberos.principal": principal(who),
-            "sasl.kerberos.keytab": str(KEYTABS() / keytab)}
+            "sasl.kerberos.keytab": str(KEYTABS() / keytab),
+            # The listener is advertised as localhost (its principal's host); IPv4 only, as it binds.
+            "broker.address.family": "v4"}
 
 
 def krb_env(**extra):
@@ -236,7 +238,7 @@ def failed_start(tmp_path, name, settings, extra_env=None, command="run"):
 def unreachable_kdc_config(tmp_path):
     """The realm's krb5.conf with its KDC moved to a port where nothing listens."""
     text = Path(KRB5_CONFIG()).read_text()
-    port = env("HBINGEST_KDC_PORT")
+    port = env("HBSTACK_KDC_PORT")
     closed = tmp_path / "krb5-unreachable.conf"
     closed.write_text(text.replace(f":{port}", ":1"))
     assert closed.read_text() != text
