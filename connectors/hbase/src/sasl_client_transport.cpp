@@ -42,28 +42,15 @@ std::string_view qop_name(SaslQop qop) {
   return "?";
 }
 
-// The least security strength factor each QOP takes, in cyrus-sasl's terms: 0 no layer, 1 the
-// GSSAPI integrity layer, above 1 confidentiality (its SSF is the session key's strength).
-sasl_ssf_t min_ssf(SaslQop qop) {
-  switch (qop) {
-    case SaslQop::authentication:
-      return 0;
-    case SaslQop::integrity:
-      return 1;
-    case SaslQop::privacy:
-      return 2;
-  }
-  return 2;
-}
-
 SaslQop qop_of_ssf(sasl_ssf_t ssf) {
   if (ssf == 0) return SaslQop::authentication;
   if (ssf == 1) return SaslQop::integrity;
   return SaslQop::privacy;
 }
 
-// cyrus-sasl's log lines, into ours. Failures are also thrown with their detail, so cyrus's own
-// "error" lines go out at warn; SASL_LOG_PASS (traces that may hold secrets) never goes out.
+// cyrus-sasl's log lines, into ours. SASL_LOG_FAIL lines are the texts it also keeps as the
+// connection's error detail, which our exceptions carry: debug only, or every failed handshake
+// would be logged twice. SASL_LOG_PASS (traces that may hold secrets) never goes out.
 int log_to_spdlog(void* context, int level, const char* message) noexcept {
   try {
     const auto* endpoint = static_cast<const std::string*>(context);
@@ -71,9 +58,11 @@ int log_to_spdlog(void* context, int level, const char* message) noexcept {
         "cyrus-sasl" + (endpoint ? " (" + *endpoint + ")" : std::string()) + ": " + (message ? message : "");
     switch (level) {
       case SASL_LOG_ERR:
-      case SASL_LOG_FAIL:
       case SASL_LOG_WARN:
         spdlog::warn("{}", text);
+        break;
+      case SASL_LOG_FAIL:
+        spdlog::debug("{}", text);
         break;
       case SASL_LOG_NOTE:
         spdlog::info("{}", text);
@@ -262,8 +251,10 @@ class CyrusGssapi final : public SaslMechanism {
     conn_.reset(raw);
     if (rc != SASL_OK) throw_failure("sasl_client_new", rc);
     sasl_security_properties_t props{};
-    props.min_ssf = min_ssf(options.qop);
-    // Whatever the gateway offers above the minimum is taken (cyrus-sasl picks the strongest).
+    // No minimum here: cyrus-sasl would refuse a weaker gateway with a bare "too weak". It picks
+    // the strongest layer the gateway offers, and the transport compares that with hbase.sasl.qop
+    // before a byte of data goes out, naming both.
+    props.min_ssf = 0;
     props.max_ssf = std::numeric_limits<sasl_ssf_t>::max();
     props.maxbufsize = kMaxWrappedBytes;
     check(sasl_setprop(conn_.get(), SASL_SEC_PROPS, &props), "sasl_setprop(SASL_SEC_PROPS)");
@@ -283,7 +274,7 @@ class CyrusGssapi final : public SaslMechanism {
       throw SaslHandshakeError("cyrus-sasl has no usable GSSAPI mechanism (" + detail() +
                                "): install libsasl2-modules-gssapi-mit");
     }
-    if (rc != SASL_OK && rc != SASL_CONTINUE) throw_failure("sasl_client_start", rc);
+    if (rc != SASL_OK && rc != SASL_CONTINUE) throw_failure("GSSAPI could not start", rc);
     complete_ = rc == SASL_OK;
     return {out ? out : "", out_len};
   }
@@ -294,7 +285,7 @@ class CyrusGssapi final : public SaslMechanism {
     sasl_interact_t* interact = nullptr;
     const int rc = sasl_client_step(conn_.get(), challenge.data(), static_cast<unsigned>(challenge.size()), &interact,
                                     &out, &out_len);
-    if (rc != SASL_OK && rc != SASL_CONTINUE) throw_failure("sasl_client_step", rc);
+    if (rc != SASL_OK && rc != SASL_CONTINUE) throw_failure("cyrus-sasl", rc);
     complete_ = rc == SASL_OK;
     return {out ? out : "", out_len};
   }
@@ -343,9 +334,8 @@ class CyrusGssapi final : public SaslMechanism {
     if (rc != SASL_OK) throw_failure(call, rc);
   }
   [[noreturn]] void throw_failure(const char* call, int rc) {
-    std::string text = conn_ ? detail() : std::string(sasl_errstring(rc, nullptr, nullptr));
-    if (rc == SASL_TOOWEAK) text += " [the gateway offers less protection than hbase.sasl.qop]";
-    throw SaslHandshakeError(std::string(call) + ": " + text);
+    throw SaslHandshakeError(std::string(call) + ": " +
+                             (conn_ ? detail() : std::string(sasl_errstring(rc, nullptr, nullptr))));
   }
 
   std::string endpoint_;  // cyrus-sasl's log callback points here
@@ -520,10 +510,12 @@ void SaslClientTransport::negotiate() {
 
   const unsigned ssf = mechanism_->ssf();
   negotiated_qop_ = qop_of_ssf(ssf);
-  // cyrus-sasl enforces the minimum itself (SASL_TOOWEAK); this stays for any mechanism that does not.
+  // The mechanism took the strongest layer the gateway offers: less than required is refused
+  // here, before any data is sent.
   if (static_cast<int>(negotiated_qop_) < static_cast<int>(required_)) {
-    throw SaslHandshakeError("the gateway negotiated " + std::string(qop_name(negotiated_qop_)) +
-                             " but hbase.sasl.qop requires " + std::string(qop_name(required_)));
+    throw SaslHandshakeError("the gateway offers at most " + std::string(qop_name(negotiated_qop_)) +
+                             " (its hbase.thrift.security.qop) but hbase.sasl.qop requires " +
+                             std::string(qop_name(required_)));
   }
   if (negotiated_qop_ != SaslQop::authentication && mechanism_->max_output() == 0) {
     throw SaslHandshakeError("the gateway negotiated a security layer without a buffer size");

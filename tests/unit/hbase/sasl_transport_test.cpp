@@ -330,8 +330,8 @@ TEST(SaslTransport, LessProtectionThanRequiredIsRefused) {
   Client client = client_of(gateway, /*ssf=*/1, 64, SaslQop::privacy);
   const std::string message = handshake_error(client);
   EXPECT_NE(message.find("FAKE to " + gateway.endpoint() +
-                         ": the gateway negotiated integrity (auth-int) but "
-                         "hbase.sasl.qop requires privacy (auth-conf)"),
+                         ": the gateway offers at most integrity (auth-int) (its "
+                         "hbase.thrift.security.qop) but hbase.sasl.qop requires privacy (auth-conf)"),
             std::string::npos)
       << message;
 }
