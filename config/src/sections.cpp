@@ -533,10 +533,10 @@ const Options<HBaseSaslConfig>& hbase_sasl_options() {
                    {"auth", SaslQop::authentication},
                    {"auth-int", SaslQop::integrity},
                    {"auth-conf", SaslQop::privacy}},
-                  "The least protection accepted after the handshake (HBase's names auth, auth-int, auth-conf are "
-                  "accepted too): privacy encrypts every frame (no TLS terminator needed), integrity signs them, "
-                  "authentication only proves who connects. The gateways' hbase.thrift.security.qop must be this or "
-                  "stronger; a gateway that offers less is refused, naming both."),
+                  "Protection after the handshake; must equal the gateways' hbase.thrift.security.qop (HBase's names "
+                  "auth, auth-int, auth-conf are accepted too): privacy encrypts every frame (no TLS terminator "
+                  "needed), integrity signs them, authentication only proves who connects. A gateway that offers "
+                  "another is refused at the handshake, naming both."),
       string("server_principal_host", &S::server_principal_host,
              "Host component of the gateways' principal. _HOST: each endpoint's host as written in "
              "hbase.endpoints, never resolved through DNS (write the names the principals carry); a name: "

@@ -42,6 +42,19 @@ std::string_view qop_name(SaslQop qop) {
   return "?";
 }
 
+// The largest security strength factor `qop` allows, in cyrus-sasl's terms.
+sasl_ssf_t max_ssf(SaslQop qop) {
+  switch (qop) {
+    case SaslQop::authentication:
+      return 0;
+    case SaslQop::integrity:
+      return 1;
+    case SaslQop::privacy:
+      break;
+  }
+  return std::numeric_limits<sasl_ssf_t>::max();
+}
+
 SaslQop qop_of_ssf(sasl_ssf_t ssf) {
   if (ssf == 0) return SaslQop::authentication;
   if (ssf == 1) return SaslQop::integrity;
@@ -242,7 +255,7 @@ namespace {
 class CyrusGssapi final : public SaslMechanism {
  public:
   CyrusGssapi(const Thrift2SaslOptions& options, const std::string& host, const std::string& endpoint)
-      : endpoint_(endpoint), credentials_(acquire_credentials(options)) {
+      : endpoint_(endpoint), qop_(options.qop), credentials_(acquire_credentials(options)) {
     callbacks_[0] = {SASL_CB_LOG, as_callback(&log_to_spdlog), &endpoint_};
     callbacks_[1] = {SASL_CB_USER, as_callback(&empty_user), nullptr};
     callbacks_[2] = {SASL_CB_LIST_END, nullptr, nullptr};
@@ -251,11 +264,13 @@ class CyrusGssapi final : public SaslMechanism {
     conn_.reset(raw);
     if (rc != SASL_OK) throw_failure("sasl_client_new", rc);
     sasl_security_properties_t props{};
-    // No minimum here: cyrus-sasl would refuse a weaker gateway with a bare "too weak". It picks
-    // the strongest layer the gateway offers, and the transport compares that with hbase.sasl.qop
-    // before a byte of data goes out, naming both.
+    // Up to the configured layer (SSF 0: none, 1: integrity, more: confidentiality at the session
+    // key's strength) and no minimum: cyrus-sasl picks the strongest the gateway offers within it,
+    // and the transport refuses anything but the configured one before a byte of data goes out,
+    // naming both (cyrus's own minimum would only say "too weak"). A gateway offering only more
+    // than configured fails inside cyrus (SASL_TOOWEAK, explained in throw_failure).
     props.min_ssf = 0;
-    props.max_ssf = std::numeric_limits<sasl_ssf_t>::max();
+    props.max_ssf = max_ssf(options.qop);
     props.maxbufsize = kMaxWrappedBytes;
     check(sasl_setprop(conn_.get(), SASL_SEC_PROPS, &props), "sasl_setprop(SASL_SEC_PROPS)");
     // cyrus-sasl keeps the handle only; credentials_ outlives conn_.
@@ -334,11 +349,18 @@ class CyrusGssapi final : public SaslMechanism {
     if (rc != SASL_OK) throw_failure(call, rc);
   }
   [[noreturn]] void throw_failure(const char* call, int rc) {
+    if (rc == SASL_TOOWEAK) {
+      // The gateway's offer had no layer up to max_ssf: it only offers more than configured.
+      throw SaslHandshakeError("the gateway offers only more protection than hbase.sasl.qop " +
+                               std::string(qop_name(qop_)) +
+                               " (its hbase.thrift.security.qop is stronger): set hbase.sasl.qop to the gateway's");
+    }
     throw SaslHandshakeError(std::string(call) + ": " +
                              (conn_ ? detail() : std::string(sasl_errstring(rc, nullptr, nullptr))));
   }
 
   std::string endpoint_;  // cyrus-sasl's log callback points here
+  SaslQop qop_;
   GssCred credentials_;
   sasl_callback_t callbacks_[3] = {};
   SaslConn conn_;
@@ -510,12 +532,14 @@ void SaslClientTransport::negotiate() {
 
   const unsigned ssf = mechanism_->ssf();
   negotiated_qop_ = qop_of_ssf(ssf);
-  // The mechanism took the strongest layer the gateway offers: less than required is refused
-  // here, before any data is sent.
-  if (static_cast<int>(negotiated_qop_) < static_cast<int>(required_)) {
-    throw SaslHandshakeError("the gateway offers at most " + std::string(qop_name(negotiated_qop_)) +
-                             " (its hbase.thrift.security.qop) but hbase.sasl.qop requires " +
-                             std::string(qop_name(required_)));
+  // The layer must be the configured one: less protects less than the operator asked for, and
+  // more than asked means the two sides were configured apart (HBase's gateways offer exactly one).
+  if (negotiated_qop_ != required_) {
+    throw SaslHandshakeError(
+        "the gateway offers " +
+        std::string(static_cast<int>(negotiated_qop_) < static_cast<int>(required_) ? "at most " : "") +
+        std::string(qop_name(negotiated_qop_)) + " (its hbase.thrift.security.qop) but hbase.sasl.qop is " +
+        std::string(qop_name(required_)) + ": set them equal");
   }
   if (negotiated_qop_ != SaslQop::authentication && mechanism_->max_output() == 0) {
     throw SaslHandshakeError("the gateway negotiated a security layer without a buffer size");

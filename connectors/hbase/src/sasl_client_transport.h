@@ -46,7 +46,8 @@ SaslMechanismFactory make_gssapi_mechanism(Thrift2SaslOptions options, std::stri
 class SaslClientTransport final : public apache::thrift::transport::TVirtualTransport<SaslClientTransport> {
  public:
   // `link` names the connection in every handshake error (describe_sasl_link). `required` is the
-  // least protection accepted. `max_frame_bytes` bounds a reply frame before it is read.
+  // protection the gateway must agree to (neither less nor more). `max_frame_bytes` bounds a reply frame before it is
+  // read.
   SaslClientTransport(std::shared_ptr<apache::thrift::transport::TTransport> socket, SaslMechanismFactory mechanism,
                       std::string link, SaslQop required, std::size_t max_frame_bytes,
                       const std::shared_ptr<apache::thrift::TConfiguration>& config);
@@ -68,7 +69,7 @@ class SaslClientTransport final : public apache::thrift::transport::TVirtualTran
   void flush() override;
   uint32_t readEnd() override;
 
-  // After open(): the protection the gateway agreed to (at least `required`).
+  // After open(): the protection the gateway agreed to (`required`).
   SaslQop negotiated_qop() const { return negotiated_qop_; }
 
  private:

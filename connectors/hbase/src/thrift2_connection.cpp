@@ -327,6 +327,7 @@ void Thrift2Connection::connect() {
     recorder_ = std::move(recorder);
   }
   transport_ = std::move(transport);
+  answered_ = false;
   client_ = std::make_unique<thrift2::gen::THBaseServiceClient>(protocol);
 }
 
@@ -387,7 +388,15 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
                      where, operation, true);
   } catch (const TTransportException& e) {
     // A framed transport reads a frame size first: an answer that is not Thrift fails here.
-    const std::string foreign = foreign_reply();
+    std::string foreign = foreign_reply();
+    if (foreign.empty() && e.getType() == TTransportException::TIMED_OUT && !answered_ && !options_.sasl.enabled) {
+      // HBase's kerberized gateways (libthrift 0.14) read a plain call as a broken SASL handshake
+      // and then neither answer nor close: silence on a new connection is their signature.
+      foreign =
+          "no answer to the first call on a new connection within hbase.read_timeout: a gateway that "
+          "requires Kerberos (hbase.thrift.security.qop set) waits for a SASL handshake; if it does, "
+          "configure hbase.sasl";
+    }
     disconnect();
     if (options_.endpoints.size() > 1) {
       endpoint_index_ = (endpoint_index_ + 1) % options_.endpoints.size();

@@ -195,23 +195,30 @@ TEST_F(SaslGatewayTest, WritesAndScansAtEachQop) {
                                      << expected.size() << ")";
     admin.delete_table("default", table);
 
-    if (qop != SaslQop::privacy) {
-      // A client that requires more than the gateway offers stops at the handshake, naming both.
-      const std::string message = failure_of(sasl_options(SaslQop::privacy));
+    // A client configured for another QOP stops at the handshake, naming both.
+    const SaslQop other = qop == SaslQop::privacy ? SaslQop::integrity : SaslQop::privacy;
+    const std::string message = failure_of(sasl_options(other));
+    EXPECT_NE(message.find(stack_->gateway), std::string::npos) << message;
+    EXPECT_NE(message.find("hbase.sasl.qop"), std::string::npos) << message;
+    if (qop == SaslQop::privacy) {
+      EXPECT_NE(message.find("the gateway offers only more protection than hbase.sasl.qop integrity (auth-int)"),
+                std::string::npos)
+          << message;
+    } else {
       EXPECT_NE(message.find("the gateway offers at most"), std::string::npos) << message;
-      EXPECT_NE(message.find("hbase.sasl.qop requires privacy (auth-conf)"), std::string::npos) << message;
-      EXPECT_NE(message.find(stack_->gateway), std::string::npos) << message;
+      EXPECT_NE(message.find("but hbase.sasl.qop is privacy (auth-conf)"), std::string::npos) << message;
     }
   }
 }
 
 TEST_F(SaslGatewayTest, APlainClientIsToldTheGatewayRequiresKerberos) {
+  // HBase 2.6's gateway (libthrift 0.14) neither answers nor closes: the silence is named.
   Thrift2Options options;
   options.endpoints = {stack_->gateway};
-  options.read_timeout = 10s;
+  options.read_timeout = 3s;
   const std::string message = failure_of(options);
   EXPECT_NE(message.find(stack_->gateway), std::string::npos) << message;
-  EXPECT_NE(message.find("the gateway requires Kerberos"), std::string::npos) << message;
+  EXPECT_NE(message.find("requires Kerberos"), std::string::npos) << message;
   EXPECT_NE(message.find("configure hbase.sasl"), std::string::npos) << message;
 }
 

@@ -331,7 +331,17 @@ TEST(SaslTransport, LessProtectionThanRequiredIsRefused) {
   const std::string message = handshake_error(client);
   EXPECT_NE(message.find("FAKE to " + gateway.endpoint() +
                          ": the gateway offers at most integrity (auth-int) (its "
-                         "hbase.thrift.security.qop) but hbase.sasl.qop requires privacy (auth-conf)"),
+                         "hbase.thrift.security.qop) but hbase.sasl.qop is privacy (auth-conf): set them equal"),
+            std::string::npos)
+      << message;
+}
+
+TEST(SaslTransport, MoreProtectionThanConfiguredIsRefusedToo) {
+  FakeGateway gateway([](Peer& peer) { peer.handshake(); });
+  Client client = client_of(gateway, /*ssf=*/256, 64, SaslQop::integrity);
+  const std::string message = handshake_error(client);
+  EXPECT_NE(message.find("the gateway offers privacy (auth-conf) (its hbase.thrift.security.qop) but hbase.sasl.qop "
+                         "is integrity (auth-int): set them equal"),
             std::string::npos)
       << message;
 }

@@ -37,7 +37,7 @@ struct Thrift2SaslOptions {
   // Host component of the gateway's principal: "" = the host of each endpoint as written in
   // `endpoints`, never resolved (krb5.conf should say dns_canonicalize_hostname = false).
   std::string server_host;
-  SaslQop qop = SaslQop::privacy;  // the least the gateway must negotiate; less is refused
+  SaslQop qop = SaslQop::privacy;  // must be what the gateway offers; any other layer is refused
   // hbingest's principal, for messages and to check that `ccache` holds its credentials; "" takes
   // whichever principal the cache holds.
   std::string principal;
