@@ -15,6 +15,7 @@
 #include <thrift/transport/TTransportException.h>
 #include <thrift/transport/TVirtualTransport.h>
 
+#include "hbingest/connectors/sasl_client.h"  // init_sasl_client
 #include "hbingest/connectors/thrift2_options.h"
 #include "sasl_mechanism.h"
 
@@ -26,12 +27,6 @@ class SaslHandshakeError : public apache::thrift::transport::TTransportException
  public:
   explicit SaslHandshakeError(const std::string& message) : TTransportException(UNKNOWN, message) {}
 };
-
-// Starts cyrus-sasl's client side once per process (idempotent, thread-safe). The first GSSAPI
-// mechanism calls it; a process that also starts librdkafka's cyrus-sasl (Kafka GSSAPI) should
-// call it first, at start-up, before other threads: sasl_client_init must not run concurrently.
-// Throws std::runtime_error if cyrus-sasl cannot start.
-void init_sasl_client();
 
 // "Kerberos (SASL GSSAPI) to Thrift2 gateway H:P as 'p@R' for hbase/host": how messages name a link.
 std::string describe_sasl_link(const Thrift2SaslOptions& options, const std::string& principal_host,
