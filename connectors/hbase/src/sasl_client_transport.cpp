@@ -14,7 +14,6 @@
 #include <optional>
 #include <utility>
 
-#include "hbingest/connectors/hbase_types.h"
 #include "sasl_frame.h"
 
 namespace hbingest::connectors {
@@ -180,13 +179,14 @@ GssCred acquire_credentials(const Thrift2SaslOptions& options) {
   const OM_uint32 major =
       gss_acquire_cred_from(&minor, desired.get(), GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
                             options.ccache.empty() ? GSS_C_NO_CRED_STORE : &store, &cred, nullptr, &lifetime);
+  const std::string where = options.ccache.empty() ? std::string("the default credential cache")
+                                                   : "credential cache '" + options.ccache + "'";
   if (GSS_ERROR(major)) {
-    throw SaslHandshakeError("no usable Kerberos credentials in " +
-                             (options.ccache.empty() ? std::string("the default credential cache")
-                                                     : "credential cache '" + options.ccache + "'") +
-                             " (" + gss_error(major, minor) + ")");
+    throw SaslHandshakeError("no usable Kerberos credentials in " + where + " (" + gss_error(major, minor) + ")");
   }
-  return GssCred(cred);
+  GssCred owned(cred);
+  if (lifetime == 0) throw SaslHandshakeError("the Kerberos ticket (TGT) in " + where + " has expired");
+  return owned;
 }
 
 // The name MIT Kerberos will ask the KDC a ticket for when cyrus-sasl imports "service@host" as a
@@ -201,9 +201,11 @@ void check_principal_host(const std::string& service, const std::string& host) {
     throw SaslHandshakeError("cannot read the Kerberos configuration (krb5_init_context failed)");
   }
   const Krb5Context context(raw);
-  krb5_principal principal = nullptr;
+  krb5_principal raw_principal = nullptr;
   const krb5_error_code code =
-      krb5_sname_to_principal(context.get(), host.c_str(), service.c_str(), KRB5_NT_SRV_HST, &principal);
+      krb5_sname_to_principal(context.get(), host.c_str(), service.c_str(), KRB5_NT_SRV_HST, &raw_principal);
+  const auto free_principal = [&](krb5_principal p) { krb5_free_principal(context.get(), p); };
+  const std::unique_ptr<krb5_principal_data, decltype(free_principal)> principal(raw_principal, free_principal);
   if (code != 0) {
     const char* message = krb5_get_error_message(context.get(), code);
     const std::string text = message ? message : "unknown error";
@@ -211,11 +213,10 @@ void check_principal_host(const std::string& service, const std::string& host) {
     throw SaslHandshakeError("no Kerberos principal for " + service + "/" + host + " (" + text + ")");
   }
   std::string actual;
-  if (krb5_princ_size(context.get(), principal) >= 2) {
-    const krb5_data* component = krb5_princ_component(context.get(), principal, 1);
+  if (principal && krb5_princ_size(context.get(), principal.get()) >= 2) {
+    const krb5_data* component = krb5_princ_component(context.get(), principal.get(), 1);
     actual.assign(component->data, component->length);
   }
-  krb5_free_principal(context.get(), principal);
   const auto lower = [](std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
     return text;

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <krb5/krb5.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <new>
 #include <stdexcept>
@@ -460,8 +462,41 @@ TEST(SaslTransport, HostileDataFramesAfterTheHandshakeAreBounded) {
   client.transport->close();
 }
 
-// Through Thrift2Connection with the real GSSAPI mechanism: without credentials the link fails
-// before a byte goes to the gateway, in one line naming the endpoint, the principals and the cause.
+// A FILE credential cache holding a TGT for `client` that expired a minute ago (the ticket's bytes
+// are never sent: the expiry is found first).
+void write_expired_tgt(const std::string& ccache, const std::string& client) {
+  krb5_context context = nullptr;
+  ASSERT_EQ(krb5_init_context(&context), 0);
+  krb5_principal me = nullptr;
+  krb5_principal tgs = nullptr;
+  krb5_ccache cache = nullptr;
+  ASSERT_EQ(krb5_parse_name(context, client.c_str(), &me), 0);
+  ASSERT_EQ(krb5_parse_name(context, "krbtgt/HBSTACK.TEST@HBSTACK.TEST", &tgs), 0);
+  ASSERT_EQ(krb5_cc_resolve(context, ccache.c_str(), &cache), 0);
+  ASSERT_EQ(krb5_cc_initialize(context, cache, me), 0);
+  krb5_creds creds{};
+  creds.client = me;
+  creds.server = tgs;
+  const auto now = static_cast<krb5_timestamp>(std::time(nullptr));
+  creds.times.authtime = creds.times.starttime = now - 3600;
+  creds.times.endtime = now - 60;
+  char key[16] = {};
+  creds.keyblock.enctype = ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+  creds.keyblock.length = sizeof key;
+  creds.keyblock.contents = reinterpret_cast<krb5_octet*>(key);
+  char ticket[] = "not a ticket";
+  creds.ticket.length = sizeof ticket;
+  creds.ticket.data = ticket;
+  EXPECT_EQ(krb5_cc_store_cred(context, cache, &creds), 0);
+  krb5_cc_close(context, cache);
+  krb5_free_principal(context, tgs);
+  krb5_free_principal(context, me);
+  krb5_free_context(context);
+}
+
+// Through Thrift2Connection with the real GSSAPI mechanism: without usable credentials the link
+// fails before a byte goes to the gateway, in one line naming the endpoint, the principals and the
+// cause.
 TEST(SaslTransport, ThroughTheConnectionWithoutCredentials) {
   const std::string dir = ::testing::TempDir();
   const std::string krb5_conf = dir + "/sasl_transport_test_krb5.conf";
@@ -494,6 +529,24 @@ TEST(SaslTransport, ThroughTheConnectionWithoutCredentials) {
                 std::string::npos)
           << message;
       EXPECT_TRUE(e.retriable()) << "a running daemon recovers once the login does";
+    }
+  }
+  {
+    // A cache whose TGT has expired (a login that stopped renewing): named as such, no KDC asked.
+    write_conf(false);
+    options.sasl.ccache = "FILE:" + dir + "/sasl_transport_test_expired_ccache";
+    write_expired_tgt(options.sasl.ccache, "hbingest@HBSTACK.TEST");
+    FakeGateway gateway([](Peer& peer) { peer.read(1); });
+    options.endpoints = {gateway.endpoint()};
+    try {
+      HBaseAdmin(options).table_exists("default", "events");
+      ADD_FAILURE() << "an expired ticket, yet connected";
+    } catch (const HBaseError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("for hbase/127.0.0.1: the Kerberos ticket (TGT) in credential cache '" +
+                             options.sasl.ccache + "' has expired"),
+                std::string::npos)
+          << message;
     }
   }
   {
