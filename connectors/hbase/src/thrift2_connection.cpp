@@ -81,8 +81,9 @@ std::string guess_peer(std::string_view start) {
     return "a TLS record: the endpoint expects TLS (hbase.tls.enabled)";
   }
   if (start.starts_with("SSH-")) return "an SSH server answered: is the port right?";
-  // Java's TSaslServerTransport reads our first byte as a SASL status and answers ERROR (4) or
-  // BAD (3) with a 4-byte length and its message ("Invalid status -128").
+  // Java's TSaslServerTransport reads our first byte as a SASL status; libthrift before 0.14 then
+  // answers ERROR (4) with a 4-byte length and its message ("Invalid status -128"). 0.14 (HBase
+  // 2.6) answers nothing: rethrow_as_hbase_error names that silence instead.
   if (start.size() >= 5 && (start[0] == 3 || start[0] == 4) && start[1] == 0 && start[2] == 0) {
     return "a SASL server answered ('" + quote_bytes(start.substr(5)) +
            "...'): the gateway requires Kerberos (its hbase.thrift.security.qop is set); configure hbase.sasl";
