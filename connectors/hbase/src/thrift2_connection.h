@@ -4,6 +4,7 @@
 // Not thread-safe: the generated client interleaves one request/response at a time.
 
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,10 @@ class Thrift2Connection {
   std::size_t endpoint_index_ = 0;
   std::chrono::steady_clock::time_point last_used_{};
   std::size_t failovers_ = 0;
+  // Whether a call on the open connection has returned: a first call that gets no answer at all is
+  // what a kerberized gateway does to a client without SASL (libthrift 0.14 there neither answers
+  // nor closes).
+  bool answered_ = false;
   // The open socket's descriptor for interrupt(), and whether one was asked for (for good: an
   // interrupted connection is not used again). Guarded by interrupt_mutex_, held while the socket
   // is closed, so that interrupt() never shuts down a descriptor number handed out again.
@@ -86,6 +91,14 @@ auto Thrift2Connection::call(const char* operation, Fn&& fn)
     if (client_ && now - last_used_ > kIdleReconnect) disconnect();
     if (!client_) connect();
     last_used_ = now;
+    // Marks the connection as answered once a call returns (not when it throws).
+    struct MarkAnswered {
+      bool& answered;
+      int exceptions = std::uncaught_exceptions();
+      ~MarkAnswered() {
+        if (std::uncaught_exceptions() == exceptions) answered = true;
+      }
+    } mark{answered_};
     return fn(*client_);
   } catch (...) {
     rethrow_as_hbase_error(operation);
