@@ -1,5 +1,6 @@
 #include "hbingest/app/wiring.h"
 
+#include "hbingest/connectors/kafka_security.h"
 #include "hbingest/routing/build_routes.h"
 
 #include <algorithm>
@@ -46,6 +47,8 @@ connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& k
   options.group_id = kafka.group_id;
   options.topics = kafka.topics;
   options.properties = kafka.properties;
+  // GSSAPI: the daemon logs in from the keytab itself (KerberosLogins); librdkafka's kinit stays off.
+  if (connectors::uses_gssapi(options.properties)) connectors::use_own_kerberos_login(options.properties);
   options.statistics_interval_ms = static_cast<int>(kafka.statistics_interval.count());
   options.startup_check_timeout = kafka.startup_check_timeout;
   return options;
@@ -74,6 +77,9 @@ connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& 
     }
   }
   for (const auto& [key, value] : config.dlq.properties) options.producer.properties[key] = value;
+  if (connectors::uses_gssapi(options.producer.properties)) {
+    connectors::use_own_kerberos_login(options.producer.properties);
+  }
   return options;
 }
 

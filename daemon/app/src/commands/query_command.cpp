@@ -15,6 +15,7 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
 #include "hbingest/app/query_command_line.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
@@ -110,6 +111,7 @@ int query_command(const Args& args) {
     return 2;
   }
   const routing::RouteSet routes = routing::build_routes(cfg);
+  const KerberosLogins kerberos_logins(cfg, KerberosLinks{.kafka = false, .hbase = true});
   QueryService service(cfg, routes, nullptr);
   query::Query q;
   try {
