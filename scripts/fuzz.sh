@@ -14,7 +14,7 @@ if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
   exit 0
 fi
 TARGETS=(keyspec_fuzz keyspec_roundtrip_fuzz event_decoder_fuzz field_path_fuzz avro_format_fuzz protobuf_format_fuzz
-  config_fuzz events_handler_fuzz value_codec_fuzz)
+  config_fuzz events_handler_fuzz value_codec_fuzz sasl_frame_fuzz)
 # FUZZ_BUILD_DIR may name a clang build already configured with -DHBINGEST_BUILD_FUZZ=ON (test.sh
 # passes its sanitizer build); otherwise build-fuzz is configured for the fuzz targets alone.
 build_dir=$(realpath -m "${FUZZ_BUILD_DIR:-build-fuzz}")

@@ -53,6 +53,10 @@ std::string configuration_reference_markdown() {
   section(out, "hbase", detail::hbase_options());
   out += "#### `hbase.tls`\n\nTLS to the Thrift2 gateways (through a TLS terminator: see docs/operations.md).\n\n";
   table(out, "hbase.tls.", detail::hbase_tls_options());
+  out +=
+      "#### `hbase.sasl`\n\nKerberos to the Thrift2 gateways of a secured cluster (SASL GSSAPI on the binary "
+      "transport, as HBase's TSaslServerTransport speaks it).\n\n";
+  table(out, "hbase.sasl.", detail::hbase_sasl_options());
   section(out, "writer", detail::writer_options());
   section(out, "decode", detail::decode_options());
   section(out, "schema_registry", detail::schema_registry_options());

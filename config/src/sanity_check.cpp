@@ -89,6 +89,56 @@ void check_dlq(const Config& c, Reader& r) {
   }
 }
 
+// hbase.sasl: GSSAPI needs a principal and its keytab; without a mechanism, a principal or keytab
+// would suggest Kerberos where there is none (like hbase.tls files without hbase.tls.enabled).
+void check_gateway_sasl(const Config& c, Reader& r) {
+  const HBaseSaslConfig& sasl = c.hbase.sasl;
+  if (sasl.mechanism == SaslMechanism::gssapi) {
+    // A key that was present but refused (an unreadable keytab) has its own problem already.
+    if (!sasl.principal && !r.seen("hbase.sasl.principal")) {
+      r.problem_at("hbase.sasl.principal",
+                   "required when hbase.sasl.mechanism is GSSAPI (hbingest's own principal, e.g. "
+                   "hbingest/host@REALM)");
+    }
+    if (!sasl.keytab && !r.seen("hbase.sasl.keytab")) {
+      r.problem_at("hbase.sasl.keytab", "required when hbase.sasl.mechanism is GSSAPI (the keytab of the principal)");
+    }
+    if (sasl.principal && sasl.principal->find_first_of(" \t\r\n") != std::string::npos) {
+      r.problem_at("hbase.sasl.principal", r.shown("hbase.sasl.principal", *sasl.principal) +
+                                               " is not a Kerberos principal (it holds white space)");
+    }
+    const std::string& host = sasl.server_principal_host;
+    if (host != "_HOST" && (host.find_first_of("/@: \t") != std::string::npos)) {
+      r.problem_at("hbase.sasl.server_principal_host",
+                   r.shown("hbase.sasl.server_principal_host", host) +
+                       " must be a host name (the part between '/' and '@' of the gateways' principal), or _HOST");
+    }
+    // HBase's Thrift servers refuse to start with SASL over framed ("authentication doesn't work
+    // with framed transport yet"): the SASL frames take the place of Thrift's.
+    if (c.hbase.transport == ThriftTransport::framed) {
+      r.problem_at("hbase.transport",
+                   "framed cannot be used with hbase.sasl.mechanism GSSAPI (HBase's Thrift servers "
+                   "speak SASL over the buffered transport only): set hbase.transport: buffered");
+    }
+    if (sasl.service.find_first_of("/@ \t") != std::string::npos) {
+      r.problem_at("hbase.sasl.service", r.shown("hbase.sasl.service", sasl.service) +
+                                             " must be the first component of the gateways' principal only "
+                                             "(hbase, not hbase/host@REALM)");
+    }
+    return;
+  }
+  // Only what names an identity: service, qop and the host have defaults that --print-effective
+  // writes out, and a printed config must load again.
+  for (const auto& [key, set] : {std::pair{"hbase.sasl.principal", sasl.principal.has_value()},
+                                 std::pair{"hbase.sasl.keytab", sasl.keytab.has_value()}}) {
+    if (set) {
+      r.problem_at(key,
+                   "is set but hbase.sasl.mechanism is none: the gateways would be reached without Kerberos; set "
+                   "hbase.sasl.mechanism: GSSAPI, or remove it");
+    }
+  }
+}
+
 void check_endpoints(const Config& c, Reader& r) {
   for (std::size_t i = 0; i < c.hbase.endpoints.size(); ++i) {
     const std::string path = "hbase.endpoints[" + std::to_string(i) + "]";
@@ -119,6 +169,7 @@ void check_endpoints(const Config& c, Reader& r) {
       }
     }
   }
+  check_gateway_sasl(c, r);
   const std::string& ns = c.hbase.ns;
   if (!std::all_of(ns.begin(), ns.end(),
                    [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; })) {

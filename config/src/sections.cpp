@@ -487,6 +487,8 @@ const Options<HBaseConfig>& hbase_options() {
            "a single row above it is dead-lettered. Not used with buffered."),
       string("namespace", &H::ns, "HBase namespace of the tables."),
       subsection("tls", &H::tls, &hbase_tls_options, "TLS to the Thrift2 gateways (see hbase.tls.*)."),
+      subsection("sasl", &H::sasl, &hbase_sasl_options,
+                 "Kerberos (SASL GSSAPI) to the Thrift2 gateways of a secured cluster (see hbase.sasl.*)."),
   };
   return options;
 }
@@ -505,6 +507,40 @@ const Options<HBaseTlsConfig>& hbase_tls_options() {
       boolean("verify_hostname", &T::verify_hostname,
               "The gateway's certificate must name the endpoint's host (a DNS name in subjectAltName or CN, or an "
               "IP address in subjectAltName). Turn off only to diagnose."),
+  };
+  return options;
+}
+
+const Options<HBaseSaslConfig>& hbase_sasl_options() {
+  using S = HBaseSaslConfig;
+  static const Options<S> options = {
+      enumeration("mechanism", &S::mechanism, {{"none", SaslMechanism::none}, {"GSSAPI", SaslMechanism::gssapi}},
+                  "GSSAPI: every connection to an endpoint (writers, queries, admin, bootstrap) starts with a SASL "
+                  "GSSAPI handshake, as the gateway of a kerberized HBase requires (hbase.thrift.security.qop set). "
+                  "none: plain Thrift."),
+      string("service", &S::service,
+             "First component of the gateways' Kerberos principal (hbase.thrift.kerberos.principal "
+             "service/host@REALM)."),
+      optional_string("principal", &S::principal,
+                      "hbingest's own Kerberos principal (user@REALM or service/host@REALM), logged in from keytab. "
+                      "Required with GSSAPI."),
+      readable_file("keytab", &S::keytab,
+                    "Keytab holding the key of principal. Required with GSSAPI. Keep it readable by hbingest only."),
+      enumeration("qop", &S::qop,
+                  {{"authentication", SaslQop::authentication},
+                   {"integrity", SaslQop::integrity},
+                   {"privacy", SaslQop::privacy},
+                   {"auth", SaslQop::authentication},
+                   {"auth-int", SaslQop::integrity},
+                   {"auth-conf", SaslQop::privacy}},
+                  "The least protection accepted after the handshake (HBase's names auth, auth-int, auth-conf are "
+                  "accepted too): privacy encrypts every frame (no TLS terminator needed), integrity signs them, "
+                  "authentication only proves who connects. The gateways' hbase.thrift.security.qop must be this or "
+                  "stronger; a gateway that offers less is refused, naming both."),
+      string("server_principal_host", &S::server_principal_host,
+             "Host component of the gateways' principal. _HOST: each endpoint's host as written in "
+             "hbase.endpoints, never resolved through DNS (write the names the principals carry); a name: "
+             "the same for every endpoint (one principal behind a load balancer)."),
   };
   return options;
 }

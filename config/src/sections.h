@@ -9,6 +9,7 @@ namespace hbingest::config::detail {
 const Options<KafkaConfig>& kafka_options();
 const Options<HBaseConfig>& hbase_options();
 const Options<HBaseTlsConfig>& hbase_tls_options();
+const Options<HBaseSaslConfig>& hbase_sasl_options();
 const Options<WriterConfig>& writer_options();
 const Options<DecodeConfig>& decode_options();
 const Options<SchemaRegistryConfig>& schema_registry_options();

@@ -3,6 +3,7 @@
 #include "hbingest/connectors/hbase_error_policy.h"
 #include "hbingest/support/host_port.h"
 #include "hbingest/support/rate_limited_log.h"
+#include "sasl_client_transport.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -80,6 +81,12 @@ std::string guess_peer(std::string_view start) {
     return "a TLS record: the endpoint expects TLS (hbase.tls.enabled)";
   }
   if (start.starts_with("SSH-")) return "an SSH server answered: is the port right?";
+  // Java's TSaslServerTransport reads our first byte as a SASL status and answers ERROR (4) or
+  // BAD (3) with a 4-byte length and its message ("Invalid status -128").
+  if (start.size() >= 5 && (start[0] == 3 || start[0] == 4) && start[1] == 0 && start[2] == 0) {
+    return "a SASL server answered ('" + quote_bytes(start.substr(5)) +
+           "...'): the gateway requires Kerberos (its hbase.thrift.security.qop is set); configure hbase.sasl";
+  }
   return "check hbase.endpoints, and that hbase.transport and hbase.protocol match the gateway";
 }
 
@@ -225,7 +232,8 @@ void Thrift2Connection::disconnect() noexcept {
 }
 
 std::string Thrift2Connection::foreign_reply() const {
-  if (!recorder_) return {};
+  // Over SASL the handshake has told what answers; its frames hold wrapped bytes.
+  if (!recorder_ || options_.sasl.enabled) return {};
   const std::string_view start = recorder_->reply_start();
   std::string_view message = start;
   bool foreign = false;
@@ -276,7 +284,15 @@ void Thrift2Connection::connect() {
 
   auto recorder = std::make_shared<ReplyStartRecorder>(socket, config);
   std::shared_ptr<transport::TTransport> transport;
-  if (options_.transport == ThriftTransportKind::framed) {
+  if (options_.sasl.enabled) {
+    // SASL frames take the place of Thrift's framed or buffered transport (HBase's gateways speak
+    // SASL over the buffered one only; config refuses framed with it).
+    const std::string& principal_host = options_.sasl.server_host.empty() ? hp.host : options_.sasl.server_host;
+    transport = std::make_shared<SaslClientTransport>(
+        recorder, make_gssapi_mechanism(options_.sasl, principal_host, endpoint()),
+        describe_sasl_link(options_.sasl, principal_host, endpoint()), options_.sasl.qop,
+        static_cast<std::size_t>(kMaxFrameBytes), config);
+  } else if (options_.transport == ThriftTransportKind::framed) {
     transport = std::make_shared<transport::TFramedTransport>(recorder, config);
   } else {
     transport = std::make_shared<transport::TBufferedTransport>(recorder, kReadBufferBytes, kWriteBufferBytes, config);
@@ -291,13 +307,24 @@ void Thrift2Connection::connect() {
     // The compact protocol checks its protocol id byte on every reply already.
     protocol = std::make_shared<protocol::TCompactProtocol>(transport, kMaxStringBytes, kMaxListElements);
   }
-  transport->open();
-  recorder_ = std::move(recorder);
-  {
+  const auto publish_socket = [&] {
     const std::lock_guard lock(interrupt_mutex_);
     socket_fd_ = socket->getSocketFD();
     // interrupt() came while connecting: the call it meant is this one.
     if (interrupted_) ::shutdown(socket_fd_, SHUT_RDWR);
+  };
+  if (options_.sasl.enabled) {
+    // The socket first, so that interrupt() can cut a handshake short as it cuts a call. A failed
+    // handshake leaves the socket open: disconnect() closes it, under interrupt_mutex_.
+    recorder->open();
+    recorder_ = recorder;
+    transport_ = transport;
+    publish_socket();
+    transport->open();
+  } else {
+    transport->open();
+    publish_socket();
+    recorder_ = std::move(recorder);
   }
   transport_ = std::move(transport);
   client_ = std::make_unique<thrift2::gen::THBaseServiceClient>(protocol);
@@ -336,6 +363,15 @@ void Thrift2Connection::rethrow_as_hbase_error(const char* operation) {
     throw HBaseError("Thrift2 reply to " + std::string(operation) + " from " + where + ": " +
                          (foreign.empty() ? std::string("refused by Thrift: ") + e.what() : foreign),
                      where, operation, true);
+  } catch (const SaslHandshakeError& e) {
+    // Like a failed TLS handshake: the same until credentials, the gateway or the configuration
+    // change, so retriable (a running daemon recovers once they do) while a startup check stops.
+    disconnect();
+    if (options_.endpoints.size() > 1) {
+      endpoint_index_ = (endpoint_index_ + 1) % options_.endpoints.size();
+      ++failovers_;
+    }
+    throw HBaseError(std::string(e.what()) + " (during " + operation + ")", where, operation, true);
   } catch (const apache::thrift::transport::TSSLException& e) {
     // A handshake that failed fails the same way on every retry until the certificate, the CA or
     // the configuration changes; still retriable, so that a running daemon recovers once it does

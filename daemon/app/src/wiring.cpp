@@ -26,6 +26,23 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
   options.tls.cert_file = hbase.tls.cert_file.value_or("").string();
   options.tls.key_file = hbase.tls.key_file.value_or("").string();
   options.tls.verify_hostname = hbase.tls.verify_hostname;
+  options.sasl.enabled = hbase.sasl.mechanism == config::SaslMechanism::gssapi;
+  options.sasl.service = hbase.sasl.service;
+  options.sasl.server_host = hbase.sasl.server_principal_host == "_HOST" ? "" : hbase.sasl.server_principal_host;
+  switch (hbase.sasl.qop) {
+    case config::SaslQop::authentication:
+      options.sasl.qop = connectors::SaslQop::authentication;
+      break;
+    case config::SaslQop::integrity:
+      options.sasl.qop = connectors::SaslQop::integrity;
+      break;
+    case config::SaslQop::privacy:
+      options.sasl.qop = connectors::SaslQop::privacy;
+      break;
+  }
+  options.sasl.principal = hbase.sasl.principal.value_or("");
+  // options.sasl.ccache stays "" here: the caller that logs in from hbase.sasl.keytab (the
+  // Kerberos login, connectors/kerberos) sets it to the private cache it keeps the TGT in.
   return options;
 }
 

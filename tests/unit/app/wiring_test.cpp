@@ -50,6 +50,28 @@ TEST(Wiring, WritersTakeTheGatewaysFrameLimit) {
   EXPECT_EQ(options.max_frame_bytes, 8u * 1024 * 1024);
 }
 
+TEST(Wiring, SaslOptionsFollowHBaseSasl) {
+  config::HBaseConfig hbase;
+  EXPECT_FALSE(thrift2_options(hbase).sasl.enabled) << "off by default";
+  hbase.sasl.mechanism = config::SaslMechanism::gssapi;
+  hbase.sasl.principal = "hbingest@EXAMPLE.COM";
+  hbase.sasl.qop = config::SaslQop::integrity;
+  auto options = thrift2_options(hbase);
+  EXPECT_TRUE(options.sasl.enabled);
+  EXPECT_EQ(options.sasl.service, "hbase");
+  EXPECT_EQ(options.sasl.server_host, "") << "_HOST: each endpoint's host as written";
+  EXPECT_EQ(options.sasl.qop, connectors::SaslQop::integrity);
+  EXPECT_EQ(options.sasl.principal, "hbingest@EXAMPLE.COM");
+  EXPECT_EQ(options.sasl.ccache, "") << "set by the Kerberos login, never guessed here";
+  hbase.sasl.server_principal_host = "gateway.example.com";
+  hbase.sasl.qop = config::SaslQop::authentication;
+  options = thrift2_options(hbase);
+  EXPECT_EQ(options.sasl.server_host, "gateway.example.com");
+  EXPECT_EQ(options.sasl.qop, connectors::SaslQop::authentication);
+  hbase.sasl.qop = config::SaslQop::privacy;
+  EXPECT_EQ(thrift2_options(hbase).sasl.qop, connectors::SaslQop::privacy);
+}
+
 TEST(Wiring, TheQueryPortTakesThePerClientCapAndTheHealthPortKeepsAWorkerForOthers) {
   const auto config = config::load_config_text(
       "kafka: {bootstrap_servers: \"b:9092\", topics: [events]}\nhbase: {endpoints: [\"h:9090\"]}\n"

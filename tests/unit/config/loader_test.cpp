@@ -878,6 +878,117 @@ TEST(Loader, HBaseTlsDefaultsOffAndPrintsEffective) {
   EXPECT_TRUE(effective["hbase"]["tls"]["verify_hostname"].as<bool>());
 }
 
+// kMinimal with `sasl` lines under hbase: (line 5 is `sasl:`, its first key line 6).
+LoadResult load_with_hbase_sasl(const TempDir& dir, const std::string& sasl_lines) {
+  std::string yaml = kMinimal;
+  const std::string anchor = "  endpoints: [127.0.0.1:19090]\n";
+  yaml.insert(yaml.find(anchor) + anchor.size(), "  sasl:\n" + sasl_lines);
+  return try_load_config(dir.write("c.yaml", yaml));
+}
+
+TEST(Loader, HBaseSaslGssapi) {
+  TempDir dir;
+  dir.write("krb/hbingest.keytab", "keytab");
+  const auto ok = load_with_hbase_sasl(dir,
+                                       "    mechanism: GSSAPI\n"
+                                       "    principal: hbingest/ingest-0@EXAMPLE.COM\n"
+                                       "    keytab: krb/hbingest.keytab\n");
+  ASSERT_THAT(ok.problems, SizeIs(0));
+  const HBaseSaslConfig& sasl = ok.config.hbase.sasl;
+  EXPECT_EQ(sasl.mechanism, SaslMechanism::gssapi);
+  EXPECT_EQ(sasl.principal, "hbingest/ingest-0@EXAMPLE.COM");
+  EXPECT_EQ(sasl.keytab, dir.path() / "krb/hbingest.keytab");  // relative to the config file
+  EXPECT_EQ(sasl.service, "hbase");
+  EXPECT_EQ(sasl.qop, SaslQop::privacy) << "encrypted unless told otherwise";
+  EXPECT_EQ(sasl.server_principal_host, "_HOST");
+  const YAML::Node effective = YAML::Load(effective_config_yaml(ok.config));
+  EXPECT_EQ(effective["hbase"]["sasl"]["mechanism"].as<std::string>(), "GSSAPI");
+  EXPECT_EQ(effective["hbase"]["sasl"]["qop"].as<std::string>(), "privacy");
+  EXPECT_EQ(effective["hbase"]["sasl"]["keytab"].as<std::string>(), (dir.path() / "krb/hbingest.keytab").string())
+      << "a path, not a secret: operators need to see which file is mounted";
+
+  // HBase's own names for the QOP mean the same, and print as ours.
+  for (const auto& [name, qop] : {std::pair{"auth", SaslQop::authentication},
+                                  {"authentication", SaslQop::authentication},
+                                  {"auth-int", SaslQop::integrity},
+                                  {"integrity", SaslQop::integrity},
+                                  {"auth-conf", SaslQop::privacy},
+                                  {"privacy", SaslQop::privacy}}) {
+    const auto loaded = load_with_hbase_sasl(dir, std::string("    mechanism: GSSAPI\n    principal: p@R\n") +
+                                                      "    keytab: krb/hbingest.keytab\n    qop: " + name + "\n");
+    ASSERT_THAT(loaded.problems, SizeIs(0)) << name;
+    EXPECT_EQ(loaded.config.hbase.sasl.qop, qop) << name;
+  }
+}
+
+TEST(Loader, HBaseSaslProblemsNameTheirLine) {
+  const auto in_file = [](int line, const std::string& file, const std::string& needle) {
+    return AllOf(HasSubstr("/" + file + ":" + std::to_string(line) + ":"), HasSubstr(needle));
+  };
+  const auto in_c_yaml = [&](int line, const std::string& needle) { return in_file(line, "c.yaml", needle); };
+  TempDir dir;
+  dir.write("krb/hbingest.keytab", "keytab");
+  EXPECT_THAT(load_with_hbase_sasl(dir, "    mechanism: GSSAPI\n").problems,
+              ElementsAre(in_c_yaml(7, "hbase.sasl.principal: required when hbase.sasl.mechanism is GSSAPI"),
+                          in_c_yaml(7, "hbase.sasl.keytab: required when hbase.sasl.mechanism is GSSAPI")));
+  EXPECT_THAT(
+      load_with_hbase_sasl(dir, "    mechanism: GSSAPI\n    principal: p@R\n    keytab: krb/nope.keytab\n").problems,
+      ElementsAre(AllOf(in_c_yaml(9, "hbase.sasl.keytab"), HasSubstr("krb/nope.keytab' is not a readable file"))))
+      << "one problem: not also 'required'";
+  EXPECT_THAT(load_with_hbase_sasl(dir, "    mechanism: gssapi\n").problems,
+              ElementsAre(in_c_yaml(7, "hbase.sasl.mechanism: 'gssapi' is not one of none, GSSAPI")));
+  EXPECT_THAT(load_with_hbase_sasl(dir,
+                                   "    mechanism: GSSAPI\n    principal: p@R\n    keytab: krb/hbingest.keytab\n"
+                                   "    qop: confidentiality\n")
+                  .problems,
+              ElementsAre(in_c_yaml(10,
+                                    "hbase.sasl.qop: 'confidentiality' is not one of authentication, integrity, "
+                                    "privacy, auth, auth-int, auth-conf")));
+  EXPECT_THAT(load_with_hbase_sasl(dir,
+                                   "    mechanism: GSSAPI\n    principal: p@R\n    keytab: krb/hbingest.keytab\n"
+                                   "    service: hbase/gw@R\n    server_principal_host: gw@R\n")
+                  .problems,
+              ElementsAre(in_c_yaml(11, "hbase.sasl.server_principal_host: 'gw@R' must be a host name"),
+                          in_c_yaml(10, "hbase.sasl.service: 'hbase/gw@R' must be the first component")));
+  {
+    std::string framed = kMinimal;
+    framed.insert(framed.find("  endpoints:"),
+                  "  transport: framed\n  sasl: {mechanism: GSSAPI, principal: p@R, keytab: krb/hbingest.keytab}\n");
+    EXPECT_THAT(
+        try_load_config(dir.write("framed.yaml", framed)).problems,
+        Contains(in_file(5, "framed.yaml", "hbase.transport: framed cannot be used with hbase.sasl.mechanism GSSAPI")));
+  }
+  EXPECT_THAT(load_with_hbase_sasl(dir, "    principal: p@R\n    keytab: krb/hbingest.keytab\n").problems,
+              ElementsAre(in_c_yaml(7, "hbase.sasl.principal: is set but hbase.sasl.mechanism is none"),
+                          in_c_yaml(8, "hbase.sasl.keytab: is set but hbase.sasl.mechanism is none")));
+  EXPECT_THAT(load_with_hbase_sasl(dir, "    mechanism: GSSAPI\n    principl: p@R\n").problems,
+              Contains(in_c_yaml(8, "hbase.sasl.principl: unknown key (did you mean 'principal'?)")));
+}
+
+TEST(Loader, HBaseSaslWithTlsIsAllowed) {
+  // A TLS terminator in front of a kerberized gateway: both layers, privacy inside TLS included.
+  TempDir dir;
+  dir.write("krb/hbingest.keytab", "keytab");
+  dir.write("pki/ca.pem", "ca");
+  std::string yaml = kMinimal;
+  const std::string anchor = "  endpoints: [127.0.0.1:19090]\n";
+  yaml.insert(yaml.find(anchor) + anchor.size(),
+              "  tls: {enabled: true, ca_file: pki/ca.pem}\n"
+              "  sasl: {mechanism: GSSAPI, principal: p@R, keytab: krb/hbingest.keytab, qop: auth-conf}\n");
+  const auto result = try_load_config(dir.write("c.yaml", yaml));
+  ASSERT_THAT(result.problems, SizeIs(0));
+  EXPECT_TRUE(result.config.hbase.tls.enabled);
+  EXPECT_EQ(result.config.hbase.sasl.qop, SaslQop::privacy);
+}
+
+TEST(Loader, HBaseSaslDefaultsOff) {
+  const auto config = load_config_text(kMinimal, "test.yaml");
+  EXPECT_EQ(config.hbase.sasl.mechanism, SaslMechanism::none);
+  EXPECT_FALSE(config.hbase.sasl.principal);
+  const YAML::Node effective = YAML::Load(effective_config_yaml(config));
+  EXPECT_EQ(effective["hbase"]["sasl"]["mechanism"].as<std::string>(), "none");
+}
+
 TEST(Loader, KafkaStartupCheckTimeout) {
   EXPECT_EQ(load_config_text(kMinimal, "test.yaml").kafka.startup_check_timeout, 15s);
   std::string yaml = kMinimal;

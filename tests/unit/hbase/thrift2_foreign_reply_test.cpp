@@ -224,6 +224,14 @@ INSTANTIATE_TEST_SUITE_P(
                       "not a Thrift binary reply (starts with 'HTTP'): an HTTP server answered"},
         ForeignAnswer{"compact_sidecar_503", kEnvoy503, Transport::buffered, Protocol::compact,
                       "not a Thrift compact reply (starts with 'HTTP/1.1 503 Ser')"},
+        // A kerberized gateway (Java's TSaslServerTransport) reads a plain call's first byte as a
+        // SASL status and answers ERROR with its message.
+        ForeignAnswer{"kerberized_gateway", std::string("\x04\x00\x00\x00\x13Invalid status -128", 24),
+                      Transport::buffered, Protocol::binary,
+                      "a SASL server answered ('Invalid sta...'): the gateway requires Kerberos (its "
+                      "hbase.thrift.security.qop is set); configure hbase.sasl"},
+        ForeignAnswer{"compact_kerberized_gateway", std::string("\x04\x00\x00\x00\x13Invalid status -126", 24),
+                      Transport::buffered, Protocol::compact, "the gateway requires Kerberos"},
         // A reply that starts as Thrift and then claims a 2 GiB method name.
         ForeignAnswer{"huge_method_name", std::string("\x80\x01\x00\x02\x7f\xff\xff\xff", 8), Transport::buffered,
                       Protocol::binary, "refused by Thrift: TProtocolException: Exceeded size limit"}),

@@ -39,6 +39,21 @@ struct HBaseTlsConfig {
   bool verify_hostname = true;
 };
 
+// SASL on the Thrift2 gateways' binary transport: what a kerberized HBase's gateway requires
+// (hbase.thrift.security.qop set). GSSAPI is the only mechanism HBase's Thrift servers offer.
+enum class SaslMechanism { none, gssapi };
+// hbase.thrift.security.qop: auth, auth-int (integrity), auth-conf (privacy: encrypted).
+enum class SaslQop { authentication, integrity, privacy };
+
+struct HBaseSaslConfig {
+  SaslMechanism mechanism = SaslMechanism::none;
+  std::string service = "hbase";                // the gateway principal's first component
+  std::optional<std::string> principal;         // hbingest's own principal; required with GSSAPI
+  std::optional<std::filesystem::path> keytab;  // its keytab; required with GSSAPI; relative to the config file
+  SaslQop qop = SaslQop::privacy;               // must equal the gateways' hbase.thrift.security.qop
+  std::string server_principal_host = "_HOST";  // "_HOST": each endpoint's host as written
+};
+
 struct HBaseConfig {
   std::vector<std::string> endpoints;                     // "host:port" of Thrift2 servers; required, ≥1
   ThriftTransport transport = ThriftTransport::buffered;  // HBase's default (see docs/architecture.md)
@@ -49,6 +64,7 @@ struct HBaseConfig {
   std::size_t framed_max_frame_bytes = 2 * 1024 * 1024;
   std::string ns = "default";  // YAML key: namespace
   HBaseTlsConfig tls;
+  HBaseSaslConfig sasl;
 };
 
 struct WriterConfig {

@@ -24,6 +24,30 @@ struct Thrift2TlsOptions {
   bool verify_hostname = true;
 };
 
+// Protection after the SASL handshake (HBase's hbase.thrift.security.qop): auth, auth-int, auth-conf.
+enum class SaslQop { authentication, integrity, privacy };
+
+// SASL GSSAPI (Kerberos) on every connection, as the gateway of a kerberized HBase requires: the
+// handshake Java's TSaslClientTransport performs, then length-prefixed frames, wrapped (signed or
+// encrypted) unless qop is authentication. Below the Thrift transport (framed or buffered) and
+// above TLS, so both stay possible.
+struct Thrift2SaslOptions {
+  bool enabled = false;
+  std::string service = "hbase";  // first component of the gateway's principal
+  // Host component of the gateway's principal: "" = the host of each endpoint as written in
+  // `endpoints`, never resolved (krb5.conf should say dns_canonicalize_hostname = false).
+  std::string server_host;
+  SaslQop qop = SaslQop::privacy;  // the least the gateway must negotiate; less is refused
+  // hbingest's principal, for messages and to check that `ccache` holds its credentials; "" takes
+  // whichever principal the cache holds.
+  std::string principal;
+  // The krb5 credential cache holding the client's TGT ("MEMORY:hbingest-hbase", "FILE:/path").
+  // Credentials are taken from there (gss_acquire_cred_from), never from the process's default.
+  // The daemon always sets a private cache it logs into from hbase.sasl.keytab (the Kerberos
+  // login of connectors/kerberos); "" = krb5's default cache, for tests and tools only.
+  std::string ccache;
+};
+
 struct Thrift2Options {
   std::vector<std::string> endpoints;  // "host:port"; a connection fails over to the next one
   ThriftTransportKind transport = ThriftTransportKind::buffered;
@@ -35,6 +59,7 @@ struct Thrift2Options {
   // dropped with the connection, so the sink never sends one (thrift2_sink.h).
   std::size_t max_frame_bytes = 2 * 1024 * 1024;
   Thrift2TlsOptions tls;
+  Thrift2SaslOptions sasl;
 };
 
 }  // namespace hbingest::connectors

@@ -22,6 +22,8 @@
 
 namespace hbingest::app {
 
+// With hbase.sasl.mechanism GSSAPI, sasl.ccache is left empty: whoever logs in from hbase.sasl.keytab
+// sets it to the private credential cache it keeps (an empty one would use krb5's default cache).
 connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase);
 connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka);
 // The HTTP client's options; schema_registry.url must be set (check-config requires it wherever a
