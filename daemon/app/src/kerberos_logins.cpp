@@ -36,6 +36,12 @@ std::optional<kerberos::LoginOptions> kafka_login_options(const config::KafkaCon
   return options;
 }
 
+kerberos::LoginOptions hbase_login_options(const config::HBaseConfig& hbase) {
+  // check-config requires both with GSSAPI; the keytab is already relative to the config file.
+  return kerberos::LoginOptions{"hbase", hbase.sasl.principal.value_or(""), hbase.sasl.keytab.value_or("").string(),
+                                kHBaseCcache};
+}
+
 void set_kafka_ccache_env(const config::Config& config) {
   if (!connectors::uses_gssapi(config.kafka.properties)) return;
   if (const char* previous = std::getenv("KRB5CCNAME"); previous != nullptr && std::string(previous) != kKafkaCcache) {
@@ -46,6 +52,9 @@ void set_kafka_ccache_env(const config::Config& config) {
 }
 
 KerberosLogins::KerberosLogins(const config::Config& config, KerberosLinks links) {
+  if (links.hbase && config.hbase.sasl.mechanism == config::SaslMechanism::gssapi) {
+    keepers_.push_back(std::make_unique<kerberos::TicketKeeper>(hbase_login_options(config.hbase)));
+  }
   if (auto kafka = links.kafka ? kafka_login_options(config.kafka) : std::nullopt) {
     keepers_.push_back(std::make_unique<kerberos::TicketKeeper>(std::move(*kafka)));
   }

@@ -1,5 +1,7 @@
 #include "hbingest/app/wiring.h"
 
+#include "hbingest/app/kerberos_logins.h"
+
 #include "hbingest/connectors/kafka_security.h"
 #include "hbingest/routing/build_routes.h"
 
@@ -41,8 +43,9 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
       break;
   }
   options.sasl.principal = hbase.sasl.principal.value_or("");
-  // options.sasl.ccache stays "" here: the caller that logs in from hbase.sasl.keytab (the
-  // Kerberos login, connectors/kerberos) sets it to the private cache it keeps the TGT in.
+  // The private cache KerberosLogins keeps the TGT of hbase.sasl.principal in (kerberos_logins.h):
+  // every command that connects logs in before it makes a connection.
+  if (options.sasl.enabled) options.sasl.ccache = kHBaseCcache;
   return options;
 }
 

@@ -30,6 +30,9 @@ inline constexpr const char* kHBaseCcache = "MEMORY:hbingest-hbase";
 // std::invalid_argument when they do but name no keytab (the daemon cannot log in without one).
 std::optional<kerberos::LoginOptions> kafka_login_options(const config::KafkaConfig& kafka);
 
+// The login of the hbase link (hbase.sasl with mechanism GSSAPI) into kHBaseCcache.
+kerberos::LoginOptions hbase_login_options(const config::HBaseConfig& hbase);
+
 // Points librdkafka's cyrus-sasl at the kafka link's cache (KRB5CCNAME) when that link uses GSSAPI.
 // Call before any thread starts.
 void set_kafka_ccache_env(const config::Config& config);
