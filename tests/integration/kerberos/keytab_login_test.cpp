@@ -188,7 +188,6 @@ TEST_F(KeytabLoginIntegration, ShortTicketsRenewedWhileReadersNeverSeeAnEmptyCac
   KeeperSchedule schedule;
   schedule.refresh_fraction = 0.1;
   std::promise<void> renewed_thrice;
-  std::atomic<int> renewals{0};
   std::vector<std::chrono::system_clock::time_point> ends;
   std::mutex ends_mutex;
   TicketKeeper::Hooks hooks;
