@@ -1,6 +1,6 @@
 """Issue 25 end to end: `hbingest run` through the kerberized stack's Kafka GSSAPI listener and its
 kerberized Thrift2 gateway (thrift2krb, QOP privacy), logged in from keytabs by the daemon itself.
-The hbase link's principal has 1-minute tickets: the daemon renews them while it ingests, rows
+Both links' principal has 1-minute tickets: the daemon renews them while it ingests, rows
 produced after the first ticket expired are stored too, and a query opens new gateway connections
 with the renewed ticket. A stale keytab stops the start with one line naming the link and cause.
 Skipped without a kerberized stack (HBSTACK_KERBEROS=1 stack/hbstack up)."""
@@ -34,7 +34,7 @@ def principal(name):
     return f"{name}@{KRB['HBSTACK_REALM']}"
 
 
-def kerberized_config(path, topic, table, kafka_principal="hbingest", kafka_keytab="hbingest.keytab"):
+def kerberized_config(path, topic, table, kafka_principal="hbingest-short", kafka_keytab="short.keytab"):
     return write_config(
         path, topic, table,
         **{"kafka.bootstrap_servers": KRB["HBINGEST_KAFKA_GSSAPI"],
@@ -65,11 +65,14 @@ def test_run_renews_one_minute_tickets_while_ingesting_through_both_kerberized_l
         wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 200, 60, "the first 200 rows",
                  interval=0.5)
         first_end = daemon.metric("hbingest_kerberos_ticket_valid_until_seconds", {"link": "hbase"})
-        assert first_end > time.time(), daemon.diagnosis()
+        first_kafka_end = daemon.metric("hbingest_kerberos_ticket_valid_until_seconds", {"link": "kafka"})
+        assert first_end > time.time() and first_kafka_end > time.time(), daemon.diagnosis()
         # Past the first ticket's end: it was renewed (at 2/3 of its minute) and is gone now.
         wait_for(lambda: time.time() > first_end + 1, 75, "the first hbase ticket to expire", interval=1)
         renewed_end = daemon.metric("hbingest_kerberos_ticket_valid_until_seconds", {"link": "hbase"})
         assert renewed_end > first_end, daemon.diagnosis()
+        # The kafka link's keeper renewed its own cache (KRB5CCNAME) under librdkafka's threads.
+        assert daemon.metric("hbingest_kerberos_ticket_valid_until_seconds", {"link": "kafka"}) > first_kafka_end
         produce(topic, [json.dumps(login(base + 200 + i, user=f"u{i:06d}")) for i in range(200)])
         wait_for(lambda: daemon.metric("hbingest_rows_written_all_total") >= 400, 60, "the next 200 rows",
                  interval=0.5)
