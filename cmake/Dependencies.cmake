@@ -21,6 +21,9 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 # Debian's libavro-dev (avro-c 1.11.1): the Avro input format (event_formats/src/avro_*.cpp).
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
+# Debian's libkrb5-dev (MIT Kerberos 1.20): keytab logins into private credential caches
+# (connectors/kerberos).
+pkg_check_modules(KRB5 REQUIRED IMPORTED_TARGET krb5)
 
 find_program(THRIFT_COMPILER thrift REQUIRED)
 

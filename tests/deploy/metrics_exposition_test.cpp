@@ -46,6 +46,8 @@ const std::map<std::string, ExpectedFamily>& expected_families() {
        {histogram, {"le"}, {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 600}}},
       {"hbingest_write_retries_total", {counter, {"endpoint", "operation"}}},
       {"hbingest_write_unexpected_errors_total", {counter, {"endpoint"}}},
+      {"hbingest_kerberos_ticket_valid_until_seconds", {gauge, {"link"}}},
+      {"hbingest_kerberos_login_failures_total", {counter, {"link"}}},
       {"hbingest_rows_rejected_total", {counter, {}}},
       {"hbingest_inflight_events", {gauge, {}}},
       {"hbingest_inflight_bytes", {gauge, {}}},

@@ -5,6 +5,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 
@@ -64,7 +66,9 @@ std::string describe_security_failure(std::string_view what, int code, std::stri
   // The settings that decide this kind of failure; file locations and names, never a secret.
   static const char* const kTlsKeys[] = {"security.protocol", "ssl.ca.location", "ssl.certificate.location",
                                          "ssl.key.location", "ssl.endpoint.identification.algorithm"};
-  static const char* const kSaslKeys[] = {"security.protocol", "sasl.mechanisms", "sasl.mechanism", "sasl.username"};
+  static const char* const kSaslKeys[] = {
+      "security.protocol",    "sasl.mechanisms",           "sasl.mechanism", "sasl.username", "sasl.kerberos.principal",
+      "sasl.kerberos.keytab", "sasl.kerberos.service.name"};
   std::string settings;
   const auto add = [&](const char* key) {
     const auto it = properties.find(key);
@@ -78,6 +82,14 @@ std::string describe_security_failure(std::string_view what, int code, std::stri
     for (const char* key : kTlsKeys) add(key);
   }
   if (!settings.empty()) out += " (" + settings + ")";
+  if (kind == SecurityFailure::authentication && uses_gssapi(properties)) {
+    // cyrus-sasl's GSSAPI words ("Unspecified GSS failure", "Server not found in Kerberos
+    // database") rarely say which side is wrong: point at what to check.
+    out +=
+        "; Kerberos: the broker's principal is sasl.kerberos.service.name/<broker host as in "
+        "bootstrap.servers and advertised.listeners>, and the client's ticket comes from the daemon's own "
+        "keytab login (see the 'kerberos' log lines)";
+  }
   if (kind == SecurityFailure::tls) {
     const auto cert = properties.find("ssl.certificate.location");
     if (cert != properties.end()) {
@@ -88,6 +100,21 @@ std::string describe_security_failure(std::string_view what, int code, std::stri
   }
   out += " [" + std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(code))) + "]";
   return out;
+}
+
+bool uses_gssapi(const std::map<std::string, std::string>& properties) {
+  for (const char* key : {"sasl.mechanism", "sasl.mechanisms"}) {
+    const auto it = properties.find(key);
+    if (it == properties.end()) continue;
+    std::string value = it->second;
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (value == "GSSAPI") return true;
+  }
+  return false;
+}
+
+void use_own_kerberos_login(std::map<std::string, std::string>& properties) {
+  properties["sasl.kerberos.min.time.before.relogin"] = "0";
 }
 
 }  // namespace hbingest::connectors

@@ -1,5 +1,8 @@
 #include "hbingest/app/wiring.h"
 
+#include "hbingest/app/kerberos_logins.h"
+
+#include "hbingest/connectors/kafka_security.h"
 #include "hbingest/routing/build_routes.h"
 
 #include <algorithm>
@@ -40,8 +43,9 @@ connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase) {
       break;
   }
   options.sasl.principal = hbase.sasl.principal.value_or("");
-  // options.sasl.ccache stays "" here: the caller that logs in from hbase.sasl.keytab (the
-  // Kerberos login, connectors/kerberos) sets it to the private cache it keeps the TGT in.
+  // The private cache KerberosLogins keeps the TGT of hbase.sasl.principal in (kerberos_logins.h):
+  // every command that connects logs in before it makes a connection.
+  if (options.sasl.enabled) options.sasl.ccache = kHBaseCcache;
   return options;
 }
 
@@ -63,6 +67,8 @@ connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& k
   options.group_id = kafka.group_id;
   options.topics = kafka.topics;
   options.properties = kafka.properties;
+  // GSSAPI: the daemon logs in from the keytab itself (KerberosLogins); librdkafka's kinit stays off.
+  if (connectors::uses_gssapi(options.properties)) connectors::use_own_kerberos_login(options.properties);
   options.statistics_interval_ms = static_cast<int>(kafka.statistics_interval.count());
   options.startup_check_timeout = kafka.startup_check_timeout;
   return options;
@@ -91,6 +97,9 @@ connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& 
     }
   }
   for (const auto& [key, value] : config.dlq.properties) options.producer.properties[key] = value;
+  if (connectors::uses_gssapi(options.producer.properties)) {
+    connectors::use_own_kerberos_login(options.producer.properties);
+  }
   return options;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "hbingest/app/kerberos_logins.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/server/http_server.h"
@@ -62,7 +63,7 @@ TEST(Wiring, SaslOptionsFollowHBaseSasl) {
   EXPECT_EQ(options.sasl.server_host, "") << "_HOST: each endpoint's host as written";
   EXPECT_EQ(options.sasl.qop, connectors::SaslQop::integrity);
   EXPECT_EQ(options.sasl.principal, "hbingest@EXAMPLE.COM");
-  EXPECT_EQ(options.sasl.ccache, "") << "set by the Kerberos login, never guessed here";
+  EXPECT_EQ(options.sasl.ccache, "MEMORY:hbingest-hbase") << "the cache KerberosLogins keeps, never the default";
   hbase.sasl.server_principal_host = "gateway.example.com";
   hbase.sasl.qop = config::SaslQop::authentication;
   options = thrift2_options(hbase);
@@ -70,6 +71,57 @@ TEST(Wiring, SaslOptionsFollowHBaseSasl) {
   EXPECT_EQ(options.sasl.qop, connectors::SaslQop::authentication);
   hbase.sasl.qop = config::SaslQop::privacy;
   EXPECT_EQ(thrift2_options(hbase).sasl.qop, connectors::SaslQop::privacy);
+}
+
+TEST(Wiring, KafkaGssapiTurnsLibrdkafkasKinitOffOnConsumerAndDeadLetterProducer) {
+  auto config = two_routes({"events"});
+  config.kafka.properties = {{"security.protocol", "SASL_PLAINTEXT"},
+                             {"sasl.mechanism", "gssapi"},
+                             {"sasl.kerberos.keytab", "/etc/hbingest/kafka.keytab"},
+                             {"sasl.kerberos.principal", "hbingest@EXAMPLE.COM"}};
+  EXPECT_EQ(kafka_source_options(config.kafka).properties.at("sasl.kerberos.min.time.before.relogin"), "0");
+  EXPECT_EQ(dead_letter_options(config).producer.properties.at("sasl.kerberos.min.time.before.relogin"), "0");
+  const auto login = kafka_login_options(config.kafka);
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->link, "kafka");
+  EXPECT_EQ(login->principal, "hbingest@EXAMPLE.COM");
+  EXPECT_EQ(login->keytab, "/etc/hbingest/kafka.keytab");
+  EXPECT_EQ(login->ccache, "MEMORY:hbingest-kafka");
+
+  config.kafka.properties.erase("sasl.kerberos.principal");
+  EXPECT_EQ(kafka_login_options(config.kafka)->principal, "kafkaclient") << "librdkafka's default";
+  config.kafka.properties.erase("sasl.kerberos.keytab");
+  EXPECT_THROW(kafka_login_options(config.kafka), std::invalid_argument);
+
+  config.kafka.properties = {{"sasl.mechanism", "SCRAM-SHA-512"}};
+  EXPECT_FALSE(kafka_login_options(config.kafka));
+  EXPECT_FALSE(kafka_source_options(config.kafka).properties.contains("sasl.kerberos.min.time.before.relogin"));
+}
+
+TEST(Wiring, NoGssapiNoLoginNoThread) {
+  const auto config = two_routes({"events"});
+  const KerberosLogins logins(config, KerberosLinks{});
+  EXPECT_TRUE(logins.empty());
+  EXPECT_TRUE(logins.not_ready_reasons().empty());
+}
+
+TEST(Wiring, KerberosMetricsShowEachLinksTicketEndAndFailures) {
+  kerberos::KeeperStatus hbase;
+  hbase.link = "hbase";
+  hbase.valid_until = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  hbase.failures = 3;
+  kerberos::KeeperStatus kafka;
+  kafka.link = "kafka";
+  const KerberosMetrics metrics([&] { return std::vector<kerberos::KeeperStatus>{hbase, kafka}; });
+  const auto families = metrics.Collect();
+  ASSERT_EQ(families.size(), 2U);
+  EXPECT_EQ(families[0].name, "hbingest_kerberos_ticket_valid_until_seconds");
+  ASSERT_EQ(families[0].metric.size(), 2U);
+  EXPECT_EQ(families[0].metric[0].label.at(0).value, "hbase");
+  EXPECT_EQ(families[0].metric[0].gauge.value, 1'800'000'000.0);
+  EXPECT_EQ(families[0].metric[1].gauge.value, 0.0) << "no ticket yet";
+  EXPECT_EQ(families[1].name, "hbingest_kerberos_login_failures_total");
+  EXPECT_EQ(families[1].metric[0].counter.value, 3.0);
 }
 
 TEST(Wiring, TheQueryPortTakesThePerClientCapAndTheHealthPortKeepsAWorkerForOthers) {

@@ -74,6 +74,40 @@ TEST(KafkaSecurity, DescriptionNamesTheSettingsButNoSecret) {
   }
 }
 
+TEST(KafkaSecurity, GssapiIsRecognisedInEitherSpellingAndAnyCase) {
+  EXPECT_TRUE(uses_gssapi({{"sasl.mechanism", "GSSAPI"}}));
+  EXPECT_TRUE(uses_gssapi({{"sasl.mechanisms", "gssapi"}}));
+  EXPECT_TRUE(uses_gssapi({{"sasl.mechanism", "GssApi"}}));
+  EXPECT_FALSE(uses_gssapi({{"sasl.mechanism", "SCRAM-SHA-512"}}));
+  EXPECT_FALSE(uses_gssapi({{"sasl.mechanism", "GSSAPI "}}));  // librdkafka would refuse it too
+  EXPECT_FALSE(uses_gssapi({{"security.protocol", "sasl_plaintext"}}));
+  EXPECT_FALSE(uses_gssapi({}));
+}
+
+TEST(KafkaSecurity, OwnKerberosLoginTurnsLibrdkafkasKinitOff) {
+  std::map<std::string, std::string> properties = {{"sasl.mechanism", "GSSAPI"},
+                                                   {"sasl.kerberos.min.time.before.relogin", "60000"}};
+  use_own_kerberos_login(properties);
+  EXPECT_EQ(properties.at("sasl.kerberos.min.time.before.relogin"), "0");
+}
+
+TEST(KafkaSecurity, GssapiFailureNamesThePrincipalsAndWhereTheTicketComesFrom) {
+  const std::map<std::string, std::string> properties = {{"security.protocol", "SASL_PLAINTEXT"},
+                                                         {"sasl.mechanism", "GSSAPI"},
+                                                         {"sasl.kerberos.principal", "hbingest@HBSTACK.TEST"},
+                                                         {"sasl.kerberos.keytab", "/etc/hbingest/hbingest.keytab"},
+                                                         {"sasl.kerberos.service.name", "kafka"}};
+  const std::string text = describe_security_failure(
+      "kafka consumer", RD_KAFKA_RESP_ERR__AUTHENTICATION,
+      "SASL authentication error: GSSAPI Error: Unspecified GSS failure (Server not found in Kerberos database)",
+      properties);
+  EXPECT_NE(text.find("sasl.kerberos.principal=hbingest@HBSTACK.TEST"), std::string::npos) << text;
+  EXPECT_NE(text.find("sasl.kerberos.service.name=kafka"), std::string::npos) << text;
+  EXPECT_NE(text.find("Server not found in Kerberos database"), std::string::npos) << text;
+  EXPECT_NE(text.find("keytab login"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+}
+
 // A listener that answers every connection with bytes that are not TLS, then closes it: what a
 // client configured for TLS sees when the port speaks plain text (or something else entirely).
 class NotTlsServer {

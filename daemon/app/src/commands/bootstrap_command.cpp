@@ -4,6 +4,8 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
+#include "hbingest/app/logging.h"
 #include "hbingest/app/wiring.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/routing/build_routes.h"
@@ -21,6 +23,11 @@ int bootstrap_command(const Args& args) {
 
   const config::Config config = config::load_config(config_path);
   const routing::RouteSet routes = routing::build_routes(config);
+  // Bootstrap talks to both: HBase for the tables, Kafka for the dead-letter topic.
+  // Log lines (the Kerberos logins' among them) go to stderr: stdout carries the report.
+  setup_logging(config.logging);
+  set_kafka_ccache_env(config);
+  const KerberosLogins kerberos_logins(config, KerberosLinks{});
   connectors::HBaseAdmin admin(thrift2_options(config.hbase));
   const ingest::BootstrapReport report = ingest::bootstrap_tables(admin, route_tables(routes), table_settings(config));
   for (const auto& line : report.lines) std::cout << line << '\n';

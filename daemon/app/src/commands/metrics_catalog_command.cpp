@@ -14,6 +14,7 @@
 #include "../query_metrics.h"
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
 #include "hbingest/app/version.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/server/service_endpoints.h"
@@ -67,9 +68,16 @@ int metrics_catalog_command(const Args& args) {
   ingest::PipelineMetrics pipeline_metrics(registry, [] { return kSampleNowMs; }, {{"login"}, {"events"}});
   QueryMetrics query_metrics(registry);
   const auto ready_gauge = std::make_shared<server::ReadinessGauge>([] { return server::Readiness{}; });
+  // One sample link: the families exist only where a link uses GSSAPI.
+  const auto kerberos_metrics = std::make_shared<KerberosMetrics>([] {
+    kerberos::KeeperStatus status;
+    status.link = "hbase";
+    status.valid_until = std::chrono::system_clock::time_point(std::chrono::milliseconds(kSampleNowMs));
+    return std::vector<kerberos::KeeperStatus>{status};
+  });
   record_pipeline_samples(pipeline_metrics);
   record_query_samples(query_metrics);
-  const std::string text = server::metrics_text(registry, {ready_gauge});
+  const std::string text = server::metrics_text(registry, {ready_gauge, kerberos_metrics});
   std::fwrite(text.data(), 1, text.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -15,6 +15,8 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
+#include "hbingest/app/logging.h"
 #include "hbingest/app/query_command_line.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/wiring.h"
@@ -110,6 +112,9 @@ int query_command(const Args& args) {
     return 2;
   }
   const routing::RouteSet routes = routing::build_routes(cfg);
+  // Log lines (the Kerberos login's among them) go to stderr: stdout carries the rows.
+  setup_logging(cfg.logging);
+  const KerberosLogins kerberos_logins(cfg, KerberosLinks{.kafka = false, .hbase = true});
   QueryService service(cfg, routes, nullptr);
   query::Query q;
   try {

@@ -16,6 +16,7 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
 #include "hbingest/app/logging.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/signals.h"
@@ -114,6 +115,8 @@ int run_command(const Args& args) {
   const config::Config config = std::move(loaded.config);
   setup_logging(config.logging);
   for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
+  // setenv before any thread: librdkafka's cyrus-sasl reads KRB5CCNAME from its own threads.
+  set_kafka_ccache_env(config);
   // Before any other thread starts, so every thread inherits the blocked signal mask.
   // Loaded before serving anything, so a bad certificate stops the start with its file named.
   const auto http_tls = config.http.enabled ? http_tls_credentials(config.http) : nullptr;
@@ -131,6 +134,10 @@ int run_command(const Args& args) {
   prometheus::Registry registry;
   server::register_build_info(registry, kVersion);
   const routing::RouteSet routes = routing::build_routes(config);
+  // Before the first connection: a login that fails stops the start with its cause (wrong keytab,
+  // unknown principal, clock skew, KDC unreachable). After the signal watcher: the keepers' threads
+  // inherit its blocked signals. Declared before every client: they use the caches until destroyed.
+  const KerberosLogins kerberos_logins(config, KerberosLinks{});
   {
     connectors::HBaseAdmin admin(thrift2_options(config.hbase));
     if (config.table.create_table) {
@@ -204,6 +211,7 @@ int run_command(const Args& args) {
   // that scrapes it.
   std::unique_ptr<QueryService> queries;
   std::shared_ptr<server::ReadinessGauge> ready_gauge;
+  std::shared_ptr<KerberosMetrics> kerberos_metrics;
   std::unique_ptr<server::HttpServer> server;
   std::unique_ptr<server::HttpServer> health_server;
   if (config.http.enabled) {
@@ -212,16 +220,22 @@ int run_command(const Args& args) {
     queries->mount(*server);
     const auto readiness = [&] {
       auto reasons = ingest::not_ready_reasons(pipeline.stats(), writers, &table_watch, &kafka_security);
+      for (auto& reason : kerberos_logins.not_ready_reasons()) reasons.push_back(std::move(reason));
       return server::Readiness{reasons.empty(), std::move(reasons)};
     };
     ready_gauge = std::make_shared<server::ReadinessGauge>(readiness);
-    server::mount_service_endpoints(*server, registry, {ready_gauge}, readiness, metrics_token(config.http));
+    server::ScrapeTimeMetrics scrape_time{ready_gauge};
+    if (!kerberos_logins.empty()) {
+      kerberos_metrics = std::make_shared<KerberosMetrics>([&kerberos_logins] { return kerberos_logins.statuses(); });
+      scrape_time.emplace_back(kerberos_metrics);
+    }
+    server::mount_service_endpoints(*server, registry, scrape_time, readiness, metrics_token(config.http));
     server->start();
     spdlog::info("HTTP{} on {}:{} (/v1/events, /metrics, /healthz, /readyz)", http_tls ? "S" : "", server->host(),
                  server->port());
     if (config.http.health_listen) {
       health_server = std::make_unique<server::HttpServer>(health_server_options(config.http, http_tls));
-      server::mount_service_endpoints(*health_server, registry, {ready_gauge}, readiness, metrics_token(config.http));
+      server::mount_service_endpoints(*health_server, registry, scrape_time, readiness, metrics_token(config.http));
       health_server->start();
       spdlog::info("HTTP{} health listener on {}:{} (/metrics, /healthz, /readyz)", http_tls ? "S" : "",
                    health_server->host(), health_server->port());

@@ -9,6 +9,7 @@
 
 #include "hbingest/app/command_line.h"
 #include "hbingest/app/commands.h"
+#include "hbingest/app/kerberos_logins.h"
 #include "hbingest/app/logging.h"
 #include "hbingest/app/query_service.h"
 #include "hbingest/app/signals.h"
@@ -51,19 +52,29 @@ int serve_command(const Args& args) {
   prometheus::Registry registry;  // outlives the query service and the server, which refer to it
   server::register_build_info(registry, kVersion);
   const routing::RouteSet routes = routing::build_routes(config);
+  // Serving reads HBase only. Before the query service's connections; after the signal watcher, so
+  // the keeper's thread inherits its blocked signals.
+  const KerberosLogins kerberos_logins(config, KerberosLinks{.kafka = false, .hbase = true});
   QueryService queries(config, routes, &registry);
   // Declared last: stopped (its handler threads joined) before the query service goes.
   server::HttpServer server(http_server_options(config.http, http_tls));
   queries.mount(server);
-  const auto ready = [] { return server::Readiness{}; };
-  server::mount_service_endpoints(server, registry, {}, ready, metrics_token(config.http));
+  const auto ready = [&kerberos_logins] {
+    auto reasons = kerberos_logins.not_ready_reasons();
+    return server::Readiness{reasons.empty(), std::move(reasons)};
+  };
+  server::ScrapeTimeMetrics scrape_time;
+  const auto kerberos_metrics =
+      std::make_shared<KerberosMetrics>([&kerberos_logins] { return kerberos_logins.statuses(); });
+  if (!kerberos_logins.empty()) scrape_time.emplace_back(kerberos_metrics);
+  server::mount_service_endpoints(server, registry, scrape_time, ready, metrics_token(config.http));
   server.start();
   spdlog::info("hbingest serve: listening on {}:{} (read-only{})", server.host(), server.port(),
                http_tls ? ", HTTPS" : "");
   std::optional<server::HttpServer> health_server;
   if (config.http.health_listen) {
     health_server.emplace(health_server_options(config.http, http_tls));
-    server::mount_service_endpoints(*health_server, registry, {}, ready, metrics_token(config.http));
+    server::mount_service_endpoints(*health_server, registry, scrape_time, ready, metrics_token(config.http));
     health_server->start();
     spdlog::info("hbingest serve: health listener on {}:{}", health_server->host(), health_server->port());
   }

@@ -39,4 +39,15 @@ std::optional<std::string> certificate_validity_problem(const std::string& path,
 std::string describe_security_failure(std::string_view what, int code, std::string_view reason,
                                       const std::map<std::string, std::string>& properties);
 
+// Whether `properties` ask for SASL GSSAPI (Kerberos): sasl.mechanism or its alias sasl.mechanisms,
+// in any case, as librdkafka reads them.
+bool uses_gssapi(const std::map<std::string, std::string>& properties);
+
+// For a daemon that logs in from the keytab itself (kerberos::TicketKeeper into the cache KRB5CCNAME
+// names): turns librdkafka's own re-login off. librdkafka would otherwise run
+// sasl.kerberos.kinit.cmd (a `kinit` process) at start and every
+// sasl.kerberos.min.time.before.relogin; 0 disables both (CONFIGURATION.md). cyrus-sasl then takes
+// the ticket from the default cache, KRB5CCNAME, which the keeper keeps valid.
+void use_own_kerberos_login(std::map<std::string, std::string>& properties);
+
 }  // namespace hbingest::connectors
