@@ -109,6 +109,24 @@ def produce(topic, payloads, partition_of=None):
     return positions
 
 
+def produce_in_background(topic, events, chunks=10, pause=0.5):
+    """Produces `events` in chunks over a few seconds, so the daemon is mid-stream when we strike."""
+    def run():
+        size = len(events) // chunks
+        for i in range(chunks):
+            produce(topic, [json.dumps(e) for e in events[i * size:(i + 1) * size]])
+            time.sleep(pause)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+# A member killed -9 (or ended by a second stop signal) never leaves its group: the broker hands
+# its partitions on when its session times out. 6 s, the broker's minimum, instead of librdkafka's
+# 45 s default, so a test whose next member takes over waits for that and not for the default.
+SHORT_SESSION = {"kafka.properties": {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}}
+
+
 def consume_all(topic, expected, timeout=60):
     """Reads `expected` messages from the start of `topic` with a throw-away group."""
     consumer = Consumer({"bootstrap.servers": KAFKA(), "group.id": unique("reader"),
