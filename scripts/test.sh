@@ -47,8 +47,8 @@ echo "== stack starting in the background: build-stack-up.log ($(($(date +%s) - 
 stack/hbstack up </dev/null >build-stack-up.log 2>&1 &
 stack_pid=$!
 
-echo "== fuzz targets, 10 s each, two at a time; longer runs: tests/fuzz/README.md ($(($(date +%s) - started)) s)"
-FUZZ_BUILD_DIR=build-asan FUZZ_JOBS=2 scripts/fuzz.sh 10
+echo "== fuzz targets, 5 s each (after replaying their corpus), two at a time; longer runs: tests/fuzz/README.md ($(($(date +%s) - started)) s)"
+FUZZ_BUILD_DIR=build-asan FUZZ_JOBS=2 scripts/fuzz.sh 5
 
 echo "== unit tests ($(($(date +%s) - started)) s)"
 ctest --test-dir build -L unit --output-on-failure -j2
