@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz (or FUZZ_BUILD_DIR) and runs each for SECONDS (default
-# 30, at most 60) over a temporary copy of its checked-in corpus; fails on any crash. Longer runs:
-# tests/fuzz/README.md.
+# 30, at most 60) over a temporary copy of its checked-in corpus; fails on any crash. FUZZ_JOBS
+# (default 1) targets run at a time, each on one core. Longer runs: tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-30}
@@ -25,21 +25,45 @@ fi
 cmake --build "$build_dir" --target "${TARGETS[@]}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+JOBS=${FUZZ_JOBS:-1}
+if ! [[ $JOBS =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: FUZZ_JOBS must be a positive number, not '$JOBS'" >&2
+  exit 2
+fi
+
+# One target in its own directory (artifacts such as crash-* land there); its report in $work/$target.out.
+fuzz_one() {
+  local target=$1 dict=()
+  mkdir -p "$work/$target" "$work/run-$target"
+  cp -r "tests/fuzz/corpus/$target/." "$work/$target/"
+  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")  # the fuzzer runs in run-$target
+  echo "fuzz: $target for ${SECONDS_PER_TARGET}s" >"$work/$target.out"
+  if ! (cd "$work/run-$target" && "$build_dir/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work/$target" </dev/null >"$work/$target.log" 2>&1); then
+    {
+      echo "fuzz: $target FAILED; crash input and log:"
+      tail -n 60 "$work/$target.log"
+    } >>"$work/$target.out"
+    cp "$work/run-$target"/crash-* "$work/run-$target"/leak-* "$work/run-$target"/timeout-* \
+      "$work/run-$target"/oom-* . 2>/dev/null || true
+    return 1
+  fi
+  grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' "$work/$target.log" | tail -n 2 >>"$work/$target.out" || true
+}
+
+declare -A pid_of
+for target in "${TARGETS[@]}"; do
+  while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+  fuzz_one "$target" &
+  pid_of[$target]=$!
+done
 failed=0
 for target in "${TARGETS[@]}"; do
-  mkdir -p "$work/$target"
-  cp -r "tests/fuzz/corpus/$target/." "$work/$target/"
-  dict=()
-  [[ -f tests/fuzz/$target.dict ]] && dict=(-dict="$PWD/tests/fuzz/$target.dict")  # the fuzzer runs in $work
-  echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
-  if ! (cd "$work" && "$build_dir/tests/fuzz/$target" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work/$target" </dev/null >"$work/$target.log" 2>&1); then
-    echo "fuzz: $target FAILED; crash input and log:" >&2
-    tail -n 60 "$work/$target.log" >&2
-    cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* . 2>/dev/null || true
-    failed=1
+  if wait "${pid_of[$target]}"; then
+    cat "$work/$target.out"
   else
-    grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' "$work/$target.log" | tail -n 2 || true
+    cat "$work/$target.out" >&2
+    failed=1
   fi
 done
 exit "$failed"

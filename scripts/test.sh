@@ -21,30 +21,53 @@ echo "== unit tests (ASan+UBSan) ($(($(date +%s) - started)) s)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit --output-on-failure -j2
 
-echo "== fuzz targets, 10 s each; longer runs: tests/fuzz/README.md ($(($(date +%s) - started)) s)"
-FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh 10
-
-echo "== unit tests ($(($(date +%s) - started)) s)"
-ctest --test-dir build -L unit --output-on-failure -j2
-
 # A private stack for this run: its own state dir, torn down on exit whatever happens.
 export HBSTACK_DIR=${HBSTACK_DIR:-$(mktemp -d /tmp/hbingest-test-stack.XXXXXX)}
 # Ports shifted by 1000 so a demo stack on the default ports can keep running.
 export HBSTACK_PORT_OFFSET=${HBSTACK_PORT_OFFSET:-1000}
+# With its Kerberos tier: a KDC of its own, a secure HBase with a SASL gateway, a GSSAPI Kafka listener
+# (stack/README.md, "Kerberos"); the Kerberos tests run under the lock `kerberos` beside the rest.
+export HBSTACK_KERBEROS=1
 cleanup() { stack/hbstack down --purge >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-stack/hbstack up
-eval "$(stack/hbstack env)"
 
 # House style (clang-format, clang-tidy) and ThreadSanitizer (build and unit tests) in the
-# background: the stack tier mostly waits on JVMs and injected faults, so the CPU is there; their
-# result is checked after the stack tier.
+# background from here on, niced: the fuzz targets run for a fixed time whatever CPU they get, and
+# the stack tier mostly waits on JVMs and injected faults, so the CPU is there; their result is
+# checked after the stack tier. The log ends with when they finished, to tell whether they held
+# the run up.
 echo "== house style and ThreadSanitizer, in the background: build-tsan.log ($(($(date +%s) - started)) s)"
-(nice -n 10 scripts/check-style.sh build && nice -n 10 scripts/tsan.sh) >build-tsan.log 2>&1 &
+(
+  nice -n 10 scripts/check-style.sh build && nice -n 10 scripts/tsan.sh
+  status=$?
+  echo "test.sh: house style and ThreadSanitizer ended with status $status at $(($(date +%s) - started)) s"
+  exit "$status"
+) >build-tsan.log 2>&1 &
 tsan_pid=$!
 
+# The stack's JVMs start meanwhile (a fuzz target runs for its seconds whatever CPU it gets).
+echo "== stack starting in the background: build-stack-up.log ($(($(date +%s) - started)) s)"
+stack/hbstack up </dev/null >build-stack-up.log 2>&1 &
+stack_pid=$!
+
+echo "== fuzz targets, 5 s each (after replaying their corpus), two at a time; longer runs: tests/fuzz/README.md ($(($(date +%s) - started)) s)"
+FUZZ_BUILD_DIR=build-asan FUZZ_JOBS=2 scripts/fuzz.sh 5
+
+echo "== unit tests ($(($(date +%s) - started)) s)"
+ctest --test-dir build -L unit --output-on-failure -j2
+
+echo "== stack up ($(($(date +%s) - started)) s)"
+if ! wait "$stack_pid"; then
+  cat build-stack-up.log
+  echo "test.sh: stack/hbstack up failed (build-stack-up.log)" >&2
+  exit 1
+fi
+cat build-stack-up.log
+eval "$(stack/hbstack env)"
+
 echo "== integration, robustness and fault tests against the real stack ($(($(date +%s) - started)) s)"
-# Two at a time: tests that stop, kill or throttle stack processes are RUN_SERIAL (tests/integration).
+# Two at a time: files that stop or kill stack processes are RUN_SERIAL and run first, one by one;
+# files whose faults hit only what they own pair up with the rest (tests/integration/CMakeLists.txt).
 ctest --test-dir build -LE unit --output-on-failure -j2 --timeout 900
 echo "== house style and ThreadSanitizer result ($(($(date +%s) - started)) s)"
 if ! wait "$tsan_pid"; then

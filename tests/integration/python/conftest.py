@@ -6,8 +6,9 @@ from toxiproxy import Toxiproxy
 
 @pytest.fixture(scope="session", autouse=True)
 def whole_stack():
-    """Every test file (one pytest session each) starts on a whole stack. Fault and robustness files
-    run alone (RUN_SERIAL), so nothing stopped here is stopped on purpose by a file still running."""
+    """Every test file (one pytest session each) starts on a whole stack. Files that stop or kill
+    stack components run alone (RUN_SERIAL), and the others stop none, so nothing stopped here is
+    stopped on purpose by a file still running."""
     restore_stack()
 
 

@@ -1,6 +1,7 @@
 """Shared helpers for the end-to-end tests: our daemon as a subprocess, independent Kafka and HBase
 peers (confluent-kafka, happybase over HBase's Thrift1 server), unique names per test."""
 
+import contextlib
 import json
 import os
 import random
@@ -107,6 +108,24 @@ def produce(topic, payloads, partition_of=None):
     remaining = producer.flush(60)
     assert remaining == 0, f"{remaining} messages not delivered"
     return positions
+
+
+def produce_in_background(topic, events, chunks=10, pause=0.5):
+    """Produces `events` in chunks over a few seconds, so the daemon is mid-stream when we strike."""
+    def run():
+        size = len(events) // chunks
+        for i in range(chunks):
+            produce(topic, [json.dumps(e) for e in events[i * size:(i + 1) * size]])
+            time.sleep(pause)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+# A member killed -9 (or ended by a second stop signal) never leaves its group: the broker hands
+# its partitions on when its session times out. 6 s, the broker's minimum, instead of librdkafka's
+# 45 s default, so a test whose next member takes over waits for that and not for the default.
+SHORT_SESSION = {"kafka.properties": {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}}
 
 
 def consume_all(topic, expected, timeout=60):
@@ -421,6 +440,40 @@ def stack_status():
 KERBEROS_COMPONENTS = ("kdc", "hbasekrb", "thrift2krb")
 
 
+def _held_dir():
+    return Path(env("HBSTACK_DIR")) / "held-by-tests"
+
+
+@contextlib.contextmanager
+def holding_stopped(component):
+    """Marks `component` as stopped on purpose by this file while the block runs, for a file that
+    runs beside others (not RUN_SERIAL) and stops a component only the files sharing its
+    RESOURCE_LOCK use: a file starting meanwhile (restore_stack) leaves it stopped. The mark names
+    this process, so one left by a process that is gone counts for nothing."""
+    held = _held_dir()
+    held.mkdir(exist_ok=True)
+    mark = held / component
+    mark.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        mark.unlink(missing_ok=True)
+
+
+def held_components():
+    """{component: pid} of the components a running test process keeps stopped on purpose."""
+    held = {}
+    if _held_dir().is_dir():
+        for mark in _held_dir().iterdir():
+            try:
+                pid = int(mark.read_text())
+            except (OSError, ValueError):
+                continue  # being written or removed
+            if Path(f"/proc/{pid}").exists():
+                held[mark.name] = pid
+    return held
+
+
 def restore_stack():
     """Starts again what an earlier test file left stopped, and says so. The fault and robustness
     files stop and restart parts of the stack; one failed restart used to fail every file after it
@@ -433,7 +486,12 @@ def restore_stack():
     stopped = [component for component, pid in status.items() if pid is None]
     if stopped and len(stopped) == len(status):
         raise RuntimeError("the test stack is down: start it with `stack/hbstack up` (scripts/test.sh does)")
+    held = held_components()
     for component in stopped:
+        if component in held:
+            print(f"\nNOTE: {component} is stopped on purpose by the test process {held[component]} running beside "
+                  f"this file; left stopped", flush=True)
+            continue
         print(f"\nWARNING: {component} was not running when this test file started (an earlier file "
               f"left it stopped); starting it again", flush=True)
         subprocess.run([STACK, "start", component], check=True)

@@ -4,8 +4,9 @@ arrive while the registry cannot answer. Promise: nothing lost, nothing dead-let
 partition resumes by itself, other partitions and cached ids go on meanwhile, /readyz says why.
 An id the registry answers 404 for is the only one dead-lettered, with the id in its letter.
 
-Registry traffic goes through a Toxiproxy proxy (latency) whose upstream can be switched to a server
-that answers 500 to everything. HBINGEST_REGISTRY_OUTAGE_S (default 60) is how long it stays down."""
+Only the registry is struck, so the file runs beside others, except those using the registry
+(RESOURCE_LOCK registry in tests/integration/CMakeLists.txt). Registry traffic goes through a
+Toxiproxy proxy (latency) whose upstream can be switched to a server that answers 500 to everything. HBINGEST_REGISTRY_OUTAGE_S (default 60) is how long it stays down."""
 
 import http.server
 import io
@@ -21,7 +22,7 @@ import fastavro
 from confluent_kafka.schema_registry import Schema
 
 import schema_peers
-from support import STACK, consume_all, create_topic, free_port, now_ms, produce, unique, wait_for
+from support import STACK, consume_all, create_topic, free_port, holding_stopped, now_ms, produce, unique, wait_for
 from toxiproxy import toxic
 
 OUTAGE_S = int(os.environ.get("HBINGEST_REGISTRY_OUTAGE_S", "60"))
@@ -113,23 +114,26 @@ def test_registry_stopped_slow_and_failing_loses_nothing_and_dead_letters_nothin
 
     # 1. Stopped: events with a new id on partition 0 (and cached ones behind them), cached ids on 1.
     new_id, new = register("New", "m")
-    subprocess.run([STACK, "stop", "registry"], check=True, capture_output=True)
-    stopped_at = time.monotonic()
-    try:
-        produce(topic, framed(new_id, new, records("m", 20, 30, base)) +
-                framed(cached_id, cached, records("n", 50, 10, base)), partition_of=lambda i: 0)
-        produce(topic, framed(cached_id, cached, records("n", 120, 30, base)), partition_of=lambda i: 1)
-        wait_for(lambda: rows() >= 70 and committed(1) >= 50, 30, "partition 1 (cached id) stored meanwhile",
-                 )
-        wait_for(lambda: daemon.metric("hbingest_partitions_waiting_for_schema") == 1, 30, "partition 0 held")
-        status, body = readyz(daemon)
-        assert status == 503 and "schema registry" in body and "schema id %d" % new_id in body, (status, body)
-        time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - stopped_at)))
-        assert rows() == 70, "nothing of partition 0 past the held message is stored out of order"
-        assert committed(0) == 20, "nothing at or past the held message is committed"
-        assert daemon.metric("hbingest_schema_fetch_failures_total") >= 1
-    finally:
-        subprocess.run([STACK, "start", "registry"], check=True, capture_output=True)
+    # This file runs beside others (RESOURCE_LOCK registry keeps the registry's other users away): a
+    # file starting meanwhile must not take the stopped registry for one an earlier file forgot.
+    with holding_stopped("registry"):
+        subprocess.run([STACK, "stop", "registry"], check=True, capture_output=True)
+        stopped_at = time.monotonic()
+        try:
+            produce(topic, framed(new_id, new, records("m", 20, 30, base)) +
+                    framed(cached_id, cached, records("n", 50, 10, base)), partition_of=lambda i: 0)
+            produce(topic, framed(cached_id, cached, records("n", 120, 30, base)), partition_of=lambda i: 1)
+            wait_for(lambda: rows() >= 70 and committed(1) >= 50, 30, "partition 1 (cached id) stored meanwhile",
+                     )
+            wait_for(lambda: daemon.metric("hbingest_partitions_waiting_for_schema") == 1, 30, "partition 0 held")
+            status, body = readyz(daemon)
+            assert status == 503 and "schema registry" in body and "schema id %d" % new_id in body, (status, body)
+            time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - stopped_at)))
+            assert rows() == 70, "nothing of partition 0 past the held message is stored out of order"
+            assert committed(0) == 20, "nothing at or past the held message is committed"
+            assert daemon.metric("hbingest_schema_fetch_failures_total") >= 1
+        finally:
+            subprocess.run([STACK, "start", "registry"], check=True, capture_output=True)
     wait_for(lambda: rows() >= 110 and committed(0) >= 60, 90, "partition 0 resumed by itself")
     wait_for(lambda: daemon.ready(), 30, "/readyz ready again")
     assert daemon.metric("hbingest_partitions_waiting_for_schema") == 0
