@@ -798,5 +798,29 @@ TEST(KubernetesKerberos, ComponentFilesExistAndNameTheirTargets) {
   EXPECT_NO_THROW(kerberized_manifests());
 }
 
+// The component replaces the whole config (kustomize cannot patch inside a ConfigMap's text): apart
+// from the links' settings it must stay the base's, so a change to one is not forgotten in the other.
+TEST(KubernetesKerberos, ConfigDiffersFromTheBaseOnlyInTheLinks) {
+  const auto config_of = [](const std::vector<Manifest>& manifests) {
+    return to_json(
+        YAML::Load(find_object(manifests, "ConfigMap", "hbingest-config")["data"]["hbingest.yaml"].as<std::string>()));
+  };
+  nlohmann::json base = config_of(load_manifests());
+  nlohmann::json kerberos = config_of(kerberized_manifests());
+  for (auto* config : {&base, &kerberos}) {
+    (*config)["kafka"].erase("bootstrap_servers");
+    for (const char* key : {"endpoints", "transport", "sasl", "tls", "framed_max_frame_bytes"}) {
+      (*config)["hbase"].erase(key);
+    }
+    auto& properties = (*config)["kafka"]["properties"];
+    for (auto it = properties.begin(); it != properties.end();) {
+      const std::string& key = it.key();
+      it = key.starts_with("security.") || key.starts_with("ssl.") || key.starts_with("sasl.") ? properties.erase(it)
+                                                                                               : std::next(it);
+    }
+  }
+  EXPECT_EQ(kerberos.dump(2), base.dump(2));
+}
+
 }  // namespace
 }  // namespace hbingest::deploy_test
