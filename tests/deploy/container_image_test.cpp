@@ -211,6 +211,16 @@ TEST(ContainerImage, RuntimePackagesCoverEverySharedLibrary) {
   EXPECT_GE(checked, direct.size());
 }
 
+// cyrus-sasl finds its mechanisms as plugins at run time, which no `ldd` shows: without the GSSAPI
+// one, SASL to a kerberized gateway or Kafka fails with "no worthy mechs found".
+TEST(ContainerImage, RuntimeHasTheGssapiPluginOfCyrusSasl) {
+  const auto listed = installed_packages(parse_containerfile().back());
+  EXPECT_TRUE(listed.contains("libsasl2-modules-gssapi-mit"));
+  const auto files = run({"dpkg-query", "-L", "libsasl2-modules-gssapi-mit"});
+  ASSERT_EQ(files.exit_code, 0) << files.output;
+  EXPECT_TRUE(std::regex_search(files.output, std::regex(R"(/sasl2/libgssapiv2\.so)"))) << files.output;
+}
+
 // The same Containerfile builds the same image: the base by an exact point-release tag (or a
 // digest), never a moving `debian:12`, and every package at an exact version that Debian 12 has.
 TEST(ContainerImage, BaseImageAndPackagesArePinned) {

@@ -1,6 +1,8 @@
 // deploy/systemd/*.service: systemd-analyze verify must be silent about the unit, the hardening and
 // lifecycle directives the daemon relies on must be there, MemoryMax/TasksMax cover what the
-// config's defaults let the daemon hold, and the offline security score is logged.
+// config's defaults let the daemon hold, and the offline security score is logged. The Kerberos
+// drop-in (deploy/systemd/kerberos.conf) verifies with each unit and hands the keytab over as a
+// credential only.
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -204,6 +206,51 @@ TEST_P(SystemdUnitTest, MemoryAndTaskBoundsCoverTheConfigDefaults) {
   const int tasks = std::stoi(single(d, "TasksMax"));
   EXPECT_GE(tasks, threads);
   EXPECT_LE(tasks, 2 * threads);
+}
+
+// The Kerberos drop-in's [Service] lines, as `installable_copy` inserts them.
+std::string kerberos_drop_in_lines() {
+  const std::string text = read_file(source_dir() / "deploy" / "systemd" / "kerberos.conf");
+  const auto section = text.find("[Service]\n");
+  if (section == std::string::npos) throw std::runtime_error("kerberos.conf has no [Service] section");
+  return text.substr(section + 10);
+}
+
+TEST_P(SystemdUnitTest, VerifyIsSilentWithTheKerberosDropIn) {
+  const TempDir dir;
+  const auto path = installable_copy(dir, GetParam(), kerberos_drop_in_lines());
+  const auto result = run({"systemd-analyze", "verify", path.string()});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(lines_about(result.output, GetParam()).empty()) << result.output;
+}
+
+// The keytab reaches the daemon only as a credential (a private copy owned by the service's user,
+// mode 0400), never as a path the service reads in place, and no file ticket cache is configured:
+// the daemon keeps its tickets in memory. KRB5_CONFIG names the client configuration.
+TEST(SystemdKerberos, KeytabIsACredentialAndTicketsStayInMemory) {
+  const auto d = directives(kerberos_drop_in_lines());
+  const auto [first, last] = d.equal_range("LoadCredential");
+  ASSERT_NE(first, last) << "LoadCredential= for the keytab";
+  bool keytab = false;
+  for (auto it = first; it != last; ++it) {
+    const auto colon = it->second.find(':');
+    ASSERT_NE(colon, std::string::npos) << it->second;
+    keytab = keytab || it->second.substr(0, colon).ends_with(".keytab");
+    EXPECT_TRUE(it->second.substr(colon + 1).starts_with("/etc/hbingest/secrets/")) << it->second;
+  }
+  EXPECT_TRUE(keytab);
+  for (const auto& [key, value] : d) {
+    if (key == "LoadCredential") continue;
+    EXPECT_EQ(value.find(".keytab"), std::string::npos) << key << "=" << value << ": the keytab only as a credential";
+    EXPECT_EQ(value.find("KRB5CCNAME"), std::string::npos) << key << "=" << value;
+  }
+  EXPECT_TRUE(single(d, "Environment").starts_with("KRB5_CONFIG=/")) << single(d, "Environment");
+  // What the credential's copy is protected by, in the units themselves.
+  for (const char* unit : {"hbingest.service", "hbingest-serve.service"}) {
+    const auto u = directives(read_file(unit_path(unit)));
+    EXPECT_EQ(single(u, "DynamicUser"), "yes") << unit;
+    EXPECT_EQ(single(u, "UMask"), "0077") << unit;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Units, SystemdUnitTest, ::testing::Values("hbingest.service", "hbingest-serve.service"),
