@@ -99,6 +99,29 @@ TEST(Examples, TlsLoadsWithTheStackVariables) {
   std::filesystem::remove_all(dir);
 }
 
+// kerberos.yaml: hbase.sasl GSSAPI at QOP privacy and Kafka GSSAPI from one keytab, with the
+// variables `HBSTACK_KERBEROS=1 stack/hbstack env` sets.
+TEST(Examples, KerberosLoadsWithTheStackVariables) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hbingest-krb-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "hbingest.keytab") << "keytab";
+  ::setenv("HBSTACK_KEYTAB_DIR", dir.c_str(), 1);
+  ::setenv("HBSTACK_REALM", "HBSTACK.TEST", 1);
+  ::setenv("HBINGEST_KAFKA_GSSAPI", "localhost:19088", 1);
+  ::setenv("HBINGEST_THRIFT2_KRB", "127.0.0.1:19190", 1);
+  const Config c = load_config(kSourceDir / "config/examples/kerberos.yaml");
+  EXPECT_EQ(c.hbase.sasl.mechanism, SaslMechanism::gssapi);
+  EXPECT_EQ(c.hbase.sasl.qop, SaslQop::privacy);
+  EXPECT_EQ(c.hbase.sasl.principal, "hbingest@HBSTACK.TEST");
+  EXPECT_EQ(c.hbase.sasl.keytab, dir / "hbingest.keytab");
+  EXPECT_EQ(c.hbase.sasl.server_principal_host, "localhost");
+  EXPECT_EQ(c.hbase.transport, ThriftTransport::buffered);
+  EXPECT_EQ(c.kafka.properties.at("sasl.mechanisms"), "GSSAPI");
+  EXPECT_EQ(c.kafka.properties.at("sasl.kerberos.keytab"), (dir / "hbingest.keytab").string());
+  EXPECT_EQ(c.kafka.properties.at("sasl.kerberos.principal"), "hbingest@HBSTACK.TEST");
+  std::filesystem::remove_all(dir);
+}
+
 // The row design examples (docs/rows.md): each loads as the config it says it is.
 // tests/unit/app/check_config_command_test.cpp also builds their routes, as check-config does.
 TEST(Examples, RowDesignExamplesLoad) {
