@@ -43,7 +43,9 @@ struct KeeperSchedule {
   // Never sooner than this after a success (a ticket of a few seconds must not spin the KDC).
   std::chrono::milliseconds min_refresh_delay{std::chrono::seconds(5)};
   std::chrono::milliseconds initial_backoff{std::chrono::seconds(1)};
-  std::chrono::milliseconds max_backoff{std::chrono::seconds(60)};
+  // Also how long a link may wait after the KDC is back: kept short, one AS request per step costs the
+  // KDC nothing.
+  std::chrono::milliseconds max_backoff{std::chrono::seconds(15)};
 };
 
 // When to log in again after `ticket` was obtained at `now`. Pure.
