@@ -157,9 +157,10 @@ TEST(TicketKeeperTest, KeepsTryingPastTheExpiryAndSaysSo) {
   TicketKeeper keeper(
       "kafka", "svc@R", [&] { return script.login(); }, {}, script.hooks());
   finished.wait();
-  // 40 s, then 1, 2, 4, 8, 16, 32 and the cap of 60 s from then on.
-  EXPECT_EQ(script.waits.back(), 60s);
-  EXPECT_EQ(script.waits[6], 32s);
+  // 40 s, then 1, 2, 4, 8 and the cap of 15 s from then on.
+  EXPECT_EQ(script.waits[4], 8s);
+  EXPECT_EQ(script.waits[5], 15s);
+  EXPECT_EQ(script.waits.back(), 15s);
   const KeeperStatus status = keeper.status();
   EXPECT_EQ(status.failures, 12U);
   ASSERT_TRUE(status.valid_until);
