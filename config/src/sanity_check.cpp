@@ -114,7 +114,20 @@ void check_dlq_kerberos(const Config& c, Reader& r) {
   }
 }
 
+// With GSSAPI the daemon logs in for Kafka itself, from librdkafka's sasl.kerberos.keytab
+// (app/kerberos_logins.h): without one `run` cannot start, so check-config says so first.
+void check_kafka_kerberos(const Config& c, Reader& r) {
+  if (!asks_for_gssapi(c.kafka.properties)) return;
+  const auto keytab = c.kafka.properties.find("sasl.kerberos.keytab");
+  if (keytab == c.kafka.properties.end() || keytab->second.empty()) {
+    r.problem_at("kafka.properties",
+                 "sasl.mechanism GSSAPI needs sasl.kerberos.keytab: hbingest logs in from the keytab itself (as "
+                 "sasl.kerberos.principal) and keeps the ticket valid; librdkafka's kinit is not used");
+  }
+}
+
 void check_dlq(const Config& c, Reader& r) {
+  check_kafka_kerberos(c, r);
   check_dlq_kerberos(c, r);
   // The producer refuses a record over its message.max.bytes before it reaches the broker: a
   // letter cut to max_letter_bytes must pass it.

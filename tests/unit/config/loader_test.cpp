@@ -501,6 +501,26 @@ routes:
   EXPECT_THAT(problems_of(kafka_gssapi + "dlq:\n  properties: {sasl.mechanism: SCRAM-SHA-512}\n"), SizeIs(0));
 }
 
+// `run` cannot log in for Kafka without a keytab: check-config says so before it.
+TEST(Loader, KafkaGssapiNeedsAKeytab) {
+  const std::string yaml = R"(kafka:
+  bootstrap_servers: 127.0.0.1:19092
+  topics: [events]
+  properties: {security.protocol: SASL_PLAINTEXT, sasl.mechanisms: GSSAPI}
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - event_types: [login, order]
+    table: events
+    preset: events
+)";
+  EXPECT_THAT(problems_of(yaml),
+              ElementsAre(problem_at(4, "kafka.properties: sasl.mechanism GSSAPI needs sasl.kerberos.keytab")));
+  std::string with_keytab = yaml;
+  with_keytab.replace(with_keytab.find("GSSAPI}"), 7, "GSSAPI, sasl.kerberos.keytab: /k/h.keytab}");
+  EXPECT_THAT(problems_of(with_keytab), SizeIs(0));
+}
+
 TEST(Loader, DeadLetterBoundFitsTheProducer) {
   // The producer refuses anything over its message.max.bytes: a letter cut to the bound must pass.
   const std::string too_large = std::string(kMinimal) + R"(dlq:
