@@ -73,7 +73,62 @@ void check_kafka(const Config& c, Reader& r) {
   }
 }
 
+// Whether librdkafka properties ask for GSSAPI (sasl.mechanism or its alias, any case).
+bool asks_for_gssapi(const std::map<std::string, std::string>& properties) {
+  for (const char* key : {"sasl.mechanism", "sasl.mechanisms"}) {
+    const auto it = properties.find(key);
+    if (it == properties.end()) continue;
+    std::string value = it->second;
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::toupper(ch); });
+    if (value == "GSSAPI") return true;
+  }
+  return false;
+}
+
+// The dead-letter producer takes its Kerberos ticket from the kafka link's login (one cache for
+// librdkafka in the process, KRB5CCNAME), never from dlq.properties: GSSAPI only there would find no
+// ticket (librdkafka's own kinit is off), and another principal or keytab there would be ignored
+// while the producer authenticates as kafka.properties' principal.
+void check_dlq_kerberos(const Config& c, Reader& r) {
+  std::map<std::string, std::string> producer;
+  for (const auto& [key, value] : c.kafka.properties) {
+    if (key.rfind("sasl.", 0) == 0) producer[key] = value;
+  }
+  for (const auto& [key, value] : c.dlq.properties) producer[key] = value;
+  if (!asks_for_gssapi(producer)) return;
+  if (!asks_for_gssapi(c.kafka.properties)) {
+    r.problem_at("dlq.properties",
+                 "sasl.mechanism GSSAPI for the dead-letter producer needs kafka.properties to use GSSAPI too: "
+                 "hbingest logs in once for Kafka, from kafka.properties' sasl.kerberos.keytab and principal, and "
+                 "the dead-letter producer uses that ticket");
+    return;
+  }
+  for (const char* key : {"sasl.kerberos.principal", "sasl.kerberos.keytab"}) {
+    const auto own = c.dlq.properties.find(key);
+    if (own == c.dlq.properties.end()) continue;
+    const auto shared = c.kafka.properties.find(key);
+    if (shared != c.kafka.properties.end() && shared->second == own->second) continue;
+    r.problem_at("dlq.properties." + std::string(key),
+                 "differs from kafka.properties: the dead-letter producer authenticates with the kafka link's "
+                 "Kerberos ticket (one login for Kafka per process), so it would be ignored; remove it");
+  }
+}
+
+// With GSSAPI the daemon logs in for Kafka itself, from librdkafka's sasl.kerberos.keytab
+// (app/kerberos_logins.h): without one `run` cannot start, so check-config says so first.
+void check_kafka_kerberos(const Config& c, Reader& r) {
+  if (!asks_for_gssapi(c.kafka.properties)) return;
+  const auto keytab = c.kafka.properties.find("sasl.kerberos.keytab");
+  if (keytab == c.kafka.properties.end() || keytab->second.empty()) {
+    r.problem_at("kafka.properties",
+                 "sasl.mechanism GSSAPI needs sasl.kerberos.keytab: hbingest logs in from the keytab itself (as "
+                 "sasl.kerberos.principal) and keeps the ticket valid; librdkafka's kinit is not used");
+  }
+}
+
 void check_dlq(const Config& c, Reader& r) {
+  check_kafka_kerberos(c, r);
+  check_dlq_kerberos(c, r);
   // The producer refuses a record over its message.max.bytes before it reaches the broker: a
   // letter cut to max_letter_bytes must pass it.
   const auto it = c.dlq.properties.find("message.max.bytes");

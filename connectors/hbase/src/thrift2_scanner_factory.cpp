@@ -314,19 +314,44 @@ class Thrift2RowScanner final : public RowScanner {
   Thrift2Connection* in_call_ = nullptr;  // the connection of the call in progress, if any
 };
 
+// Under a security layer (hbase.sasl qop integrity or privacy) one reply of the gateway is one
+// wrapped token, and cyrus-sasl unwraps at most 16 MiB of it (sasl_client_transport.cpp): a chunk is
+// kept to half of that in held_bytes, which count more per cell than Thrift's encoding does.
+constexpr std::size_t kWrappedChunkBytes = 8 * 1024 * 1024;
+
+ScanRequest within_security_layer(ScanRequest request) {
+  if (request.max_chunk_bytes == 0) {
+    // No byte budget (`hbingest query`): the first call cannot know how large the rows are. One row
+    // first, as QueryEngine does without a known row size, then doubling up to the rows asked for.
+    request.max_chunk_rows = std::max(request.max_chunk_rows, request.chunk_rows);
+    request.chunk_rows = 1;
+    request.max_chunk_bytes = kWrappedChunkBytes;
+  } else if (request.max_chunk_bytes > kWrappedChunkBytes) {
+    // The first call was sized for the larger budget: scaled down with it.
+    const std::size_t rows =
+        static_cast<std::size_t>(request.chunk_rows) * kWrappedChunkBytes / request.max_chunk_bytes;
+    request.chunk_rows = static_cast<int>(std::max<std::size_t>(1, rows));
+    request.max_chunk_bytes = kWrappedChunkBytes;
+  }
+  return request;
+}
+
 class Thrift2ScannerFactoryImpl final : public Thrift2ScannerFactory {
  public:
-  Thrift2ScannerFactoryImpl(const Thrift2Options& options, int max_connections) : pool_(options, max_connections) {}
+  Thrift2ScannerFactoryImpl(const Thrift2Options& options, int max_connections)
+      : pool_(options, max_connections),
+        wrapped_(options.sasl.enabled && options.sasl.qop != SaslQop::authentication) {}
 
   std::unique_ptr<RowScanner> open(const ScanRequest& request) override {
     if (request.chunk_rows < 1) throw std::invalid_argument("scan request: chunk_rows must be >= 1");
-    return std::make_unique<Thrift2RowScanner>(pool_, calls_, request);
+    return std::make_unique<Thrift2RowScanner>(pool_, calls_, wrapped_ ? within_security_layer(request) : request);
   }
 
   std::size_t calls() const override { return calls_.load(); }
 
  private:
   ConnectionPool pool_;
+  bool wrapped_;  // replies are security-layer tokens: within_security_layer()
   std::atomic<std::size_t> calls_{0};
 };
 

@@ -245,6 +245,49 @@ TEST_F(SaslGatewayTest, WritesAndScansAtEachQop) {
   }
 }
 
+// A scan without a byte budget (`hbingest query` sets none) asks for its chunk in rows only; under
+// a security layer one reply is one wrapped token, which cyrus-sasl unwraps up to 16 MiB. 64 rows
+// of 300 KB in one chunk would be a 19 MB token: the scanner keeps wrapped chunks below it.
+TEST_F(SaslGatewayTest, AScanWithoutAByteBudgetStaysWithinWhatTheLayerUnwraps) {
+  // At the gateway's current layer when it wraps; privacy otherwise.
+  const SaslQop qop = gateway_qop_ == "auth-int" ? SaslQop::integrity : SaslQop::privacy;
+  restart_gateway(qop_setting(qop));
+  const Thrift2Options options = sasl_options(qop);
+  HBaseAdmin admin(options);
+  const std::string table = unique_table();
+  TableSpec spec;
+  spec.table = table;
+  ASSERT_EQ(admin.ensure_table(spec).outcome, EnsureOutcome::created);
+  auto sink = make_thrift2_sink(options);
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  constexpr int kRows = 64;
+  for (int batch = 0; batch < kRows / 16; ++batch) {
+    std::vector<RowMutation> rows;
+    for (int i = batch * 16; i < (batch + 1) * 16; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "big-%03d", i);
+      rows.push_back(
+          RowMutation{key, {{"d", "v", std::string(300 * 1024, static_cast<char>('a' + i % 26))}}, now, std::nullopt});
+    }
+    ASSERT_TRUE(sink->write(table, rows, {}).empty());
+  }
+  auto factory = make_thrift2_scanner_factory(options, 1);
+  ScanRequest request{table, "", "", {}, 500, false};  // rows only, as `hbingest query` asks
+  std::size_t scanned = 0;
+  std::string failure;
+  try {
+    auto scanner = factory->open(request);
+    for (auto chunk = scanner->next_chunk(); !chunk.empty(); chunk = scanner->next_chunk()) scanned += chunk.size();
+  } catch (const HBaseError& e) {
+    failure = e.what();
+  }
+  admin.delete_table("default", table);
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(scanned, static_cast<std::size_t>(kRows));
+}
+
 TEST_F(SaslGatewayTest, APlainClientIsToldTheGatewayRequiresKerberos) {
   // HBase 2.6's gateway (libthrift 0.14) neither answers nor closes: the silence is named.
   Thrift2Options options;

@@ -472,6 +472,55 @@ http: {listen: "localhost"}
   EXPECT_THAT(problems, SizeIs(9));
 }
 
+// The dead-letter producer uses the kafka link's Kerberos ticket (app/kerberos_logins.h): GSSAPI
+// only in dlq.properties would have no ticket at all (librdkafka's kinit is off), and another
+// principal or keytab there would be silently ignored.
+TEST(Loader, DeadLetterKerberosComesFromTheKafkaLogin) {
+  const std::string kafka_gssapi = R"(kafka:
+  bootstrap_servers: 127.0.0.1:19092
+  topics: [events]
+  properties: {security.protocol: SASL_PLAINTEXT, sasl.mechanism: GSSAPI, sasl.kerberos.principal: c@R,
+               sasl.kerberos.keytab: /k/c.keytab}
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - event_types: [login, order]
+    table: events
+    preset: events
+)";
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "dlq:\n  properties: {sasl.mechanisms: gssapi}\n"),
+              ElementsAre(AllOf(problem_at(11,
+                                           "dlq.properties: sasl.mechanism GSSAPI for the dead-letter producer "
+                                           "needs kafka.properties to use GSSAPI too"))));
+  EXPECT_THAT(problems_of(kafka_gssapi + "dlq:\n  properties: {sasl.kerberos.principal: dlq@R}\n"),
+              ElementsAre(problem_at(13, "dlq.properties.sasl.kerberos.principal: differs from kafka.properties")));
+  // The same values, or none: one login serves both.
+  EXPECT_THAT(problems_of(kafka_gssapi + "dlq:\n  properties: {sasl.kerberos.principal: c@R, acks: all}\n"), SizeIs(0));
+  EXPECT_THAT(problems_of(kafka_gssapi), SizeIs(0));
+  // Another mechanism for the producer only needs no Kerberos login.
+  EXPECT_THAT(problems_of(kafka_gssapi + "dlq:\n  properties: {sasl.mechanism: SCRAM-SHA-512}\n"), SizeIs(0));
+}
+
+// `run` cannot log in for Kafka without a keytab: check-config says so before it.
+TEST(Loader, KafkaGssapiNeedsAKeytab) {
+  const std::string yaml = R"(kafka:
+  bootstrap_servers: 127.0.0.1:19092
+  topics: [events]
+  properties: {security.protocol: SASL_PLAINTEXT, sasl.mechanisms: GSSAPI}
+hbase:
+  endpoints: [127.0.0.1:19090]
+routes:
+  - event_types: [login, order]
+    table: events
+    preset: events
+)";
+  EXPECT_THAT(problems_of(yaml),
+              ElementsAre(problem_at(4, "kafka.properties: sasl.mechanism GSSAPI needs sasl.kerberos.keytab")));
+  std::string with_keytab = yaml;
+  with_keytab.replace(with_keytab.find("GSSAPI}"), 7, "GSSAPI, sasl.kerberos.keytab: /k/h.keytab}");
+  EXPECT_THAT(problems_of(with_keytab), SizeIs(0));
+}
+
 TEST(Loader, DeadLetterBoundFitsTheProducer) {
   // The producer refuses anything over its message.max.bytes: a letter cut to the bound must pass.
   const std::string too_large = std::string(kMinimal) + R"(dlq:

@@ -462,6 +462,51 @@ TEST(SaslTransport, HostileDataFramesAfterTheHandshakeAreBounded) {
   client.transport->close();
 }
 
+TEST(SaslTransport, CompleteBeforeTheMechanismIsCompleteIsRefused) {
+  FakeGateway gateway([](Peer& peer) {
+    peer.message();
+    peer.message();
+    peer.send(NegotiationStatus::complete, "challenge-1");  // the fake needs a second round
+  });
+  Client client = client_of(gateway);
+  const std::string message = handshake_error(client);
+  EXPECT_NE(message.find("the gateway said COMPLETE before the FAKE exchange was complete"), std::string::npos)
+      << message;
+}
+
+TEST(SaslTransport, BadInsteadOfTheFinalCompleteCarriesItsMessage) {
+  FakeGateway gateway([](Peer& peer) {
+    peer.message();
+    peer.message();
+    peer.send(NegotiationStatus::ok, "challenge-1");
+    peer.message();
+    peer.send(NegotiationStatus::ok, "challenge-2");
+    peer.message();  // our COMPLETE
+    peer.send(NegotiationStatus::bad, "authorization failed for hbingest");
+  });
+  Client client = client_of(gateway);
+  const std::string message = handshake_error(client);
+  EXPECT_NE(message.find("BAD while hbingest waited for the gateway's COMPLETE): 'authorization failed for hbingest'"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(client.transport->isOpen());
+}
+
+TEST(SaslTransport, AWrappedFrameThatDoesNotUnwrapEndsTheRead) {
+  FakeGateway gateway([](Peer& peer) {
+    peer.handshake();
+    peer.frame();
+    peer.send_frame("not a fake token");  // sent in clear where a token is due
+  });
+  Client client = client_of(gateway, /*ssf=*/256, 64, SaslQop::privacy);
+  client.transport->open();
+  client.transport->write(reinterpret_cast<const uint8_t*>("x"), 1);
+  client.transport->flush();
+  uint8_t byte = 0;
+  EXPECT_ANY_THROW(client.transport->read(&byte, 1));
+  client.transport->close();
+}
+
 // A FILE credential cache holding a TGT for `client` that expired a minute ago (the ticket's bytes
 // are never sent: the expiry is found first).
 void write_expired_tgt(const std::string& ccache, const std::string& client) {

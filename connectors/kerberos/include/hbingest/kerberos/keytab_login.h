@@ -73,7 +73,7 @@ struct Ticket {
 };
 
 // One login context: a krb5 context of its own (krb5 contexts are not thread-safe), krb5's trace
-// routed to spdlog at trace level. Not thread-safe: one thread logs in at a time (TicketKeeper's).
+// routed to spdlog at debug level. Not thread-safe: one thread logs in at a time (TicketKeeper's).
 class KeytabLogin {
  public:
   // Throws LoginError (bad_principal_name, a context that cannot be made from krb5.conf).
