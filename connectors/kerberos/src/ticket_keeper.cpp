@@ -154,6 +154,9 @@ void TicketKeeper::run() {
         valid_until = status_.valid_until;
         snapshot = status_;
       }
+      // Once the ticket is gone the link cannot authenticate at all: the next try after the KDC is
+      // back is all that holds its partitions, so the wait is kept short.
+      if (!valid_until || *valid_until <= now) delay = std::min(delay, schedule_.expired_max_backoff);
       const std::string ticket_state =
           !valid_until         ? "no ticket"
           : *valid_until > now ? "the current ticket is valid until " + utc_text(*valid_until)

@@ -46,6 +46,8 @@ struct KeeperSchedule {
   // Also how long a link may wait after the KDC is back: kept short, one AS request per step costs the
   // KDC nothing.
   std::chrono::milliseconds max_backoff{std::chrono::seconds(15)};
+  // The cap once the ticket has expired (nothing authenticates until the next try succeeds).
+  std::chrono::milliseconds expired_max_backoff{std::chrono::seconds(5)};
 };
 
 // When to log in again after `ticket` was obtained at `now`. Pure.
