@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hbingest/connectors/kafka_security.h"
+#include "hbingest/connectors/sasl_client.h"
 
 namespace hbingest::app {
 
@@ -49,6 +50,9 @@ void set_kafka_ccache_env(const config::Config& config) {
                  kKafkaCcache);
   }
   ::setenv("KRB5CCNAME", kKafkaCcache, 1);
+  // librdkafka starts cyrus-sasl itself with no callbacks when its first client is made: started
+  // here first, cyrus's own log lines reach spdlog (and two initialisations never race).
+  connectors::init_sasl_client();
 }
 
 KerberosLogins::KerberosLogins(const config::Config& config, KerberosLinks links) {

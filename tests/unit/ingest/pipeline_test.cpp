@@ -94,11 +94,12 @@ struct RecordingObserver final : PipelineObserver {
   std::atomic<std::int64_t> position_p0{-1};
 };
 
-// Runs a pipeline on its own thread over the fakes until `until` holds (or 20 s pass), then stops it.
+// Runs a pipeline on its own thread over the fakes until `until` holds (or `deadline` passes), then
+// stops it.
 struct Harness {
   explicit Harness(Setup s) : setup(std::move(s)), router(setup.routes, setup.default_route) {}
 
-  void run_until(const std::function<bool()>& until) {
+  void run_until(const std::function<bool()>& until, std::chrono::seconds deadline = 20s) {
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     for (int i = 0; i < setup.writers; ++i) sinks.push_back(std::make_unique<FakeSink>(table));
     WriterPool writers(std::move(sinks), {}, setup.retry, observer);
@@ -107,7 +108,7 @@ struct Harness {
     auto pipeline =
         std::make_unique<Pipeline>(setup.options, source, dead_letters, writers, router, observer, setup.now_ms);
     running = pipeline.get();
-    const std::exception_ptr failure = run_pipeline_until(*pipeline, until, 20s);
+    const std::exception_ptr failure = run_pipeline_until(*pipeline, until, deadline);
     running = nullptr;
     closed_when_run_returned = source.closed();
     pipeline.reset();
@@ -829,6 +830,9 @@ TEST(PipelineRebalance, BatchesOfARevokedPartitionCompletingLaterChangeNothingFo
   push_logins(h.source, 0, 0, 5);
   push_logins(h.source, 1, 0, 5);
   int phase = 0;
+  // How many commits of events/1 this member had made when the other member committed 5: the ones
+  // before (a position of 0, at the commit interval or the revoke, as timing has it) are not checked.
+  std::size_t commits_before_other_member = 0;
   h.run_until([&] {
     const Pipeline* pipeline = h.running;
     if (phase == 0 && pipeline != nullptr && pipeline->stats().consumed == 10) {
@@ -837,6 +841,7 @@ TEST(PipelineRebalance, BatchesOfARevokedPartitionCompletingLaterChangeNothingFo
     } else if (phase == 1 && h.source.revocations() == 1) {
       // Its next owner stores and commits them, and gives the partition back at once; only then
       // does the old batch complete here.
+      commits_before_other_member = h.source.commits_of(kP1).size();
       h.source.commit_as_other_member(kP1, 5);
       push_logins(h.source, 1, 5, 10);
       h.source.assign_at_next_poll({kP1});
@@ -852,7 +857,9 @@ TEST(PipelineRebalance, BatchesOfARevokedPartitionCompletingLaterChangeNothingFo
   EXPECT_EQ(h.rows(), 15u);
   const auto commits = h.source.commits_of(kP1);
   EXPECT_TRUE(non_decreasing(commits));
-  for (std::size_t i = 1; i < commits.size(); ++i) EXPECT_GE(commits[i], 5) << "below the new owner's position";
+  for (std::size_t i = commits_before_other_member; i < commits.size(); ++i) {
+    EXPECT_GE(commits[i], 5) << "below the new owner's position";
+  }
 }
 
 TEST(PipelineRebalance, LostPartitionsAreDroppedWithoutWaitingOrCommitting) {
@@ -1174,7 +1181,9 @@ TEST(PipelineTemplates, TenToTheFiveDistinctValuesMakeMaxTablesTablesAndDeadLett
         "events", 0, i,
         R"({"event_id":"login","ts":)" + std::to_string(kNowMs) + R"(,"region":"r)" + std::to_string(i) + R"("})");
   }
-  h.run_until([&] { return h.committed(0) == kEvents; });
+  // 10^5 events take seconds under ASan on a loaded 2-core machine (20 s were not enough in the
+  // suite): the deadline only bounds a hang.
+  h.run_until([&] { return h.committed(0) == kEvents; }, 180s);
   EXPECT_EQ(announced.size(), kMaxTables);
   EXPECT_EQ(h.rows(), kMaxTables);
   EXPECT_EQ(h.dead_letters.delivered_count(), kEvents - kMaxTables);

@@ -4,7 +4,8 @@
 //  * kafka: kafka.properties `sasl.mechanism: GSSAPI`; the keytab and principal are librdkafka's own
 //    sasl.kerberos.keytab / sasl.kerberos.principal. librdkafka's cyrus-sasl reads the process's
 //    default cache, so KRB5CCNAME names "MEMORY:hbingest-kafka" (set_kafka_ccache_env, before any
-//    thread: setenv is not safe against a concurrent getenv) and librdkafka's own kinit is turned
+//    thread: setenv is not safe against a concurrent getenv; it also starts cyrus-sasl's client side
+//    with its log routed to spdlog, before librdkafka does) and librdkafka's own kinit is turned
 //    off (wiring.cpp, connectors::use_own_kerberos_login).
 //  * hbase: hbase.sasl (mechanism GSSAPI): our Thrift transport names its cache explicitly
 //    ("MEMORY:hbingest-hbase", Thrift2SaslOptions::ccache), so both links coexist.
