@@ -102,7 +102,6 @@ class KafkaSource::Impl {
     }
     rd_kafka_conf_set_opaque(conf.get(), this);
     rd_kafka_conf_set_rebalance_cb(conf.get(), &Impl::on_rebalance);
-    rd_kafka_conf_set_offset_commit_cb(conf.get(), &Impl::on_offset_commit);
     rd_kafka_conf_set_error_cb(conf.get(), &Impl::on_error);
     detail::route_logs_to_spdlog(conf.get());
 
@@ -110,6 +109,7 @@ class KafkaSource::Impl {
     rk_.reset(rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr.data(), errstr.size()));
     if (!rk_) throw std::invalid_argument(std::string("kafka consumer: cannot create client: ") + errstr.data());
     conf.release();  // rd_kafka_new owns it on success
+    async_commits_.reset(rd_kafka_queue_new(rk_.get()));
     // Error, statistics and rebalance events are then served by rd_kafka_consumer_poll().
     if (options_.startup_check_timeout.count() > 0) {
       // Before the redirect below: the check serves the error callback with rd_kafka_poll().
@@ -134,6 +134,7 @@ class KafkaSource::Impl {
         spdlog::warn("kafka consumer: close on destruction failed");
       }
     }
+    async_commits_.reset();  // a queue must not outlive its handle
     // After an abandoned close, a plain rd_kafka_destroy() would run the blocking close again.
     if (abandoned_) rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
   }
@@ -149,6 +150,7 @@ class KafkaSource::Impl {
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
     guard_.rethrow_pending();
+    rd_kafka_queue_poll_callback(async_commits_.get(), 0);  // answers to commit_async()
     std::vector<SourceMessage> out;
     int wait_ms = to_poll_ms(timeout);
     while (out.size() < max_messages) {
@@ -170,8 +172,15 @@ class KafkaSource::Impl {
     // An empty list must never reach rd_kafka_commit: NULL there means "the current positions".
     if (offsets.empty()) return;
     const auto list = detail::to_partition_list(offsets);
-    const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), 1);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) record_async_commit_failure(err, offsets);
+    // Answered on a queue of our own (served by poll() and commit_sync()), so that commit_sync()
+    // can wait for these answers without serving the consumer's messages and rebalances.
+    const rd_kafka_resp_err_t err =
+        rd_kafka_commit_queue(rk_.get(), list.get(), async_commits_.get(), &Impl::on_async_commit, this);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      record_async_commit_failure(err, offsets);
+      return;
+    }
+    ++unanswered_async_commits_;
   }
 
   void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) {
@@ -179,15 +188,15 @@ class KafkaSource::Impl {
     if (offsets.empty()) return;  // see commit_async
     const auto list = detail::to_partition_list(offsets);
     const std::string context = "kafka consumer: commit " + describe(offsets);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    await_async_commits(std::chrono::steady_clock::now() + timeout / 2);
     // Through a private queue so that the wait is bounded: rd_kafka_commit(sync) waits forever
     // while no coordinator is reachable. The result comes back as a callback served from that
-    // queue (with a global offset_commit_cb set, librdkafka does not hand it out as an event), so
-    // `result` on this stack frame is only ever touched from the loop below.
+    // queue, so `result` on this stack frame is only ever touched from the loop below.
     SyncCommitResult result;
     detail::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     check_error(rd_kafka_commit_queue(rk_.get(), list.get(), queue.get(), &Impl::on_sync_commit, &result), context,
                 rk_.get());
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     do {
       rd_kafka_queue_poll_callback(queue.get(), to_poll_ms(std::min(kSyncCommitPollInterval, timeout)));
     } while (!result.done && std::chrono::steady_clock::now() < deadline);
@@ -302,6 +311,24 @@ class KafkaSource::Impl {
       if (message && message->err == RD_KAFKA_RESP_ERR_NO_ERROR) ++dropped;
     }
     return dropped;
+  }
+
+  // A synchronous commit is a final one (revoke, shutdown), but librdkafka re-sends an earlier
+  // asynchronous commit by itself after a retriable error or a lost connection, behind commits sent
+  // since: one still unanswered can be stored after this one and rewind the partition, with no
+  // chance left to commit it again (seen on librdkafka's mock cluster: the close's commit, then an
+  // older one retried 2 s later). So their answers are awaited first, for at most half the time.
+  void await_async_commits(std::chrono::steady_clock::time_point until) {
+    while (unanswered_async_commits_ > 0 && std::chrono::steady_clock::now() < until) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      rd_kafka_queue_poll_callback(async_commits_.get(), to_poll_ms(std::min(kSyncCommitPollInterval, left)));
+    }
+    if (unanswered_async_commits_ > 0) {
+      spdlog::warn(
+          "kafka consumer: {} earlier commit(s) still unanswered before a final one; the coordinator may store "
+          "one after it",
+          unanswered_async_commits_);
+    }
   }
 
   struct SyncCommitResult {
@@ -458,9 +485,10 @@ class KafkaSource::Impl {
     });
   }
 
-  static void on_offset_commit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets,
-                               void* opaque) {
+  static void on_async_commit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets,
+                              void* opaque) {
     Impl& impl = self(opaque);
+    if (impl.unanswered_async_commits_ > 0) --impl.unanswered_async_commits_;
     // _NO_OFFSET: nothing needed committing (librdkafka had these offsets committed already).
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
       impl.record_async_commit_failure(err, detail::offsets_from_partition_list(offsets));
@@ -509,13 +537,17 @@ class KafkaSource::Impl {
   CallbackGuard guard_{"kafka consumer"};
   support::RateLimitedLog error_log_{kErrorLogInterval};
   std::uint64_t failed_async_commits_ = 0;
+  std::size_t unanswered_async_commits_ = 0;
   enum class State { kOpen, kClosing, kClosed };
   State state_ = State::kOpen;
   bool abandoned_ = false;
   detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
   bool broker_answered_ = true;
-  // Last member: destroyed first, so no callback can run against members already gone.
+  // Destroyed before every member but the queue below, so no callback can run against members
+  // already gone.
   detail::KafkaPtr rk_;
+  // Served only by this class's own calls; destroyed before the handle it belongs to.
+  detail::QueuePtr async_commits_;
 };
 
 KafkaSource::KafkaSource(KafkaSourceOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

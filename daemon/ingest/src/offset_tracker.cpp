@@ -118,15 +118,32 @@ void OffsetTracker::mark_committed(const std::vector<connectors::PartitionOffset
     // The state of a partition is made afresh with each generation: a position above every one sent
     // since was sent in an earlier one (its offsets name other events now, or the same ones re-read).
     if (it == partitions_.end() || po.offset > it->second.highest_sent) continue;
-    it->second.committed = std::max(it->second.committed, po.offset);
+    auto& state = it->second;
+    // The coordinator holds the position it stored last, which is not always the highest: librdkafka
+    // re-sends a commit by itself (after a retriable error, or on the next connection after one was
+    // lost) behind commits sent since, and answers each. Answers come in the order the coordinator
+    // stored them (one connection, answered in order), so the last one names what it holds. Kept
+    // as the highest, an older commit stored over a newer one went unnoticed and its partition was
+    // never committed again (the Kafka link's black hole in test_kafka_link_faults.py).
+    if (po.offset < state.committed && state.sent == state.committed) state.sent = -1;  // send again now
+    state.committed = po.offset;
   }
 }
 
 void OffsetTracker::mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets) {
   for (const auto& po : offsets) {
     const auto it = partitions_.find(po.tp);
+    if (it == partitions_.end()) continue;
+    auto& state = it->second;
     // Only the commit awaited: a later one, for a higher position, may still succeed.
-    if (it != partitions_.end() && it->second.sent == po.offset) it->second.sent = -1;
+    if (state.sent == po.offset) state.sent = -1;
+    // A failed commit may still have been stored (its request reached the coordinator before the
+    // answer was lost), after the commit of a higher position acknowledged since: the coordinator
+    // may hold this one, so the acknowledged position is sent again.
+    if (po.offset < state.committed) {
+      if (state.sent == state.committed) state.sent = -1;
+      state.committed = po.offset;
+    }
   }
 }
 

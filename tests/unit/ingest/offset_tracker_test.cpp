@@ -117,6 +117,47 @@ TEST(OffsetTracker, AFailureOfAnOlderCommitKeepsAwaitingTheNewer) {
   EXPECT_EQ(tracker.committed(kP0), 2);
 }
 
+TEST(OffsetTracker, AnOlderPositionAcknowledgedLastIsWhatTheCoordinatorHolds) {
+  // librdkafka re-sends a commit by itself behind newer ones: the coordinator stores 1 over 2 and
+  // answers both, 2 first. The position it holds is the one answered last, and 2 is sent again at
+  // once, not after the wait for an unanswered commit.
+  OffsetTracker tracker;
+  store(tracker, 0);
+  const auto older = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(older, kT0);
+  store(tracker, 1);
+  const auto newer = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(newer, kT0);
+  tracker.mark_committed(newer);
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty());
+  tracker.mark_committed(older);
+  EXPECT_EQ(tracker.committed(kP0), 1);
+  const auto again = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].offset, 2);
+  tracker.mark_sent(again, kT0);
+  EXPECT_TRUE(tracker.uncommitted(kT0, kResend).empty()) << "sent again: its answer is awaited";
+  tracker.mark_committed(again);
+  EXPECT_EQ(tracker.committed(kP0), 2);
+}
+
+TEST(OffsetTracker, AnOlderCommitFailingAfterANewerOneWasAcknowledgedSendsTheNewerAgain) {
+  // A failed commit may have reached the coordinator before its answer was lost, and been stored
+  // after the newer one: the newer position is sent again.
+  OffsetTracker tracker;
+  store(tracker, 0);
+  const auto older = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(older, kT0);
+  store(tracker, 1);
+  const auto newer = tracker.uncommitted(kT0, kResend);
+  tracker.mark_sent(newer, kT0);
+  tracker.mark_committed(newer);
+  tracker.mark_commit_failed(older);
+  const auto again = tracker.uncommitted(kT0, kResend);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].offset, 2);
+}
+
 TEST(OffsetTracker, RejectsOffsetsGoingBackwardsAndSaysWhereTheLastWas) {
   OffsetTracker tracker;
   EXPECT_FALSE(tracker.last_tracked(kP0));

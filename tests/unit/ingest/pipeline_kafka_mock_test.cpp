@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fakes.h"
 #include "hbingest/connectors/dead_letter_producer.h"
@@ -48,6 +53,7 @@ struct MockKafkaPipeline {
     out.group_id = "hbingest-unit-pipeline";
     out.topics = {kPartition.topic};
     out.close_timeout = 10s;
+    out.properties = source_properties;
     return out;
   }
 
@@ -72,9 +78,11 @@ struct MockKafkaPipeline {
   MockKafkaCluster cluster;  // first: outlives every client
   FakeTable table;
   PipelineObserver observer;
+  PipelineObserver* custom_observer = nullptr;  // instead of `observer` when set
   routing::RouteSet router{{testing::test_route("default:events", {"login"}, keyspec::KeySpec::preset("events", {}))},
                            std::nullopt};
   PipelineOptions options;
+  std::map<std::string, std::string> source_properties;  // librdkafka's, on top of the defaults
   // When set, build() sends dead letters through a real KafkaDeadLetterProducer to the mock cluster.
   std::optional<connectors::DeadLetterProducerOptions> kafka_dead_letters;
   // run_command's order.
@@ -93,9 +101,10 @@ struct MockKafkaPipeline {
     }
     std::vector<std::unique_ptr<connectors::RowSink>> sinks;
     sinks.push_back(std::make_unique<FakeSink>(table));
+    PipelineObserver& watcher = custom_observer != nullptr ? *custom_observer : observer;
     writers =
-        std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, observer);
-    pipeline = std::make_unique<Pipeline>(options, *source, *sink, *writers, router, observer, [] { return kNowMs; });
+        std::make_unique<WriterPool>(std::move(sinks), connectors::WriteOptions{}, RetryPolicy{1ms, 5ms}, watcher);
+    pipeline = std::make_unique<Pipeline>(options, *source, *sink, *writers, router, watcher, [] { return kNowMs; });
   }
   // The other way round, as run_command's scope ends: the pipeline first, the source last.
   void tear_down() {
@@ -183,6 +192,66 @@ TEST(PipelineOnMockKafka, DeadLetterTooLargeForKafkaDoesNotFreezeItsPartition) {
   EXPECT_EQ(letters[0].headers.at("__hbingest.original.size"), "20000");
   EXPECT_EQ(letters[0].headers.at("__hbingest.original.sha256"),
             "42e8bc96b8eec8c4e5d503483ba0cb843ce95243c8ca8575ffc69cd25d12c61c");  // Python's hashlib
+}
+
+// The offsets of events/0 the pipeline reported as acknowledged, in order.
+struct CommitRecorder final : PipelineObserver {
+  void on_commit(std::string_view, std::int32_t, std::int64_t offset) override {
+    std::lock_guard lock(mutex);
+    acknowledged.push_back(offset);
+  }
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return acknowledged.size();
+  }
+  std::mutex mutex;
+  std::vector<std::int64_t> acknowledged;
+};
+
+TEST(PipelineOnMockKafka, AnOlderCommitStoredAfterANewerOneIsSentAgain) {
+  // librdkafka re-sends a commit by itself (here: the coordinator was still loading; in
+  // test_kafka_link_faults.py: on the next connection after one was lost) after retry.backoff.ms,
+  // while newer commits sent meanwhile go out at once: the coordinator stores the newer positions,
+  // then the older one over them, and answers each. Taking the highest acknowledged position as
+  // committed left the broker behind for good while the daemon reported no lag.
+  MockKafkaPipeline h;
+  CommitRecorder recorder;
+  h.custom_observer = &recorder;
+  h.source_properties = {{"retry.backoff.ms", "2000"}};
+  h.options.commit_interval = 50ms;
+  h.cluster.produce("events", 0, login_event(0));
+  h.build();
+  constexpr std::int16_t kOffsetCommitApiKey = 8;
+  rd_kafka_mock_push_request_errors(h.cluster.get(), kOffsetCommitApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS);
+  bool produced_second = false;
+  std::optional<std::chrono::steady_clock::time_point> all_answered;
+  std::int64_t broker = kNoOffset;
+  const auto failure = h.run([&](const Pipeline& pipeline) {
+    if (!produced_second) {
+      // The first commit is out, refused once and waiting to be re-sent: the next event makes a
+      // newer position.
+      if (pipeline.stats().commits == 0) return false;
+      h.cluster.produce("events", 0, login_event(1));
+      produced_second = true;
+      return false;
+    }
+    // Every commit sent is answered (one partition: one acknowledgement each), the re-sent one too.
+    if (pipeline.stats().rows_stored < 2 || recorder.count() < pipeline.stats().commits) return false;
+    if (!all_answered) all_answered = std::chrono::steady_clock::now();
+    // Read while the pipeline runs: the final commit on the way out would hide a position that
+    // was never sent again.
+    broker = h.committed();
+    return broker == 2 || std::chrono::steady_clock::now() - *all_answered > 10s;
+  });
+  EXPECT_FALSE(failure);
+  EXPECT_EQ(broker, 2) << "the broker's position while the pipeline runs, once every commit is answered";
+  {
+    std::lock_guard lock(recorder.mutex);
+    EXPECT_EQ(recorder.acknowledged.back(), 2);
+  }
+  h.tear_down();
+  EXPECT_EQ(h.committed(), 2);
 }
 
 TEST(PipelineOnMockKafka, SourceClosingAfterAPipelineThatNeverRanDoesNotCallIt) {

@@ -273,5 +273,36 @@ TEST(KafkaSource, TheAnswersToAsynchronousCommitsReachTheCommitListener) {
   source.close(5s);
 }
 
+TEST(KafkaSource, AFinalCommitIsNotOvertakenByAnEarlierOneLibrdkafkaRetries) {
+  // librdkafka re-sends a commit refused as retriable after retry.backoff.ms, behind whatever was
+  // sent meanwhile: a synchronous (final) commit sent while it waits must not be the one stored
+  // first, or the earlier position lands over it and stays (nothing commits the partition again).
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 1);
+  KafkaSourceOptions options;
+  options.bootstrap_servers = cluster.bootstrap_servers();
+  options.group_id = "hbingest-unit-retried-commit";
+  options.topics = {"events"};
+  options.close_timeout = 5s;
+  options.properties = {{"retry.backoff.ms", "1000"}};
+  KafkaSource source(options);
+  RecordingCommitListener listener;
+  source.set_commit_listener(&listener);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (source.assignment().empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  ASSERT_FALSE(source.assignment().empty()) << "no assignment from the mock cluster";
+
+  constexpr std::int16_t kOffsetCommitApiKey = 8;
+  rd_kafka_mock_push_request_errors(cluster.get(), kOffsetCommitApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS);
+  source.commit_async({{{"events", 0}, 1}});  // refused once, re-sent by librdkafka a second later
+  source.commit_sync({{{"events", 0}, 2}}, 10s);
+  while (listener.acknowledged.empty() && std::chrono::steady_clock::now() < deadline) source.poll(10, 100ms);
+  EXPECT_EQ(listener.acknowledged, std::vector<std::int64_t>{1}) << "the earlier commit is answered too";
+  EXPECT_EQ(source.committed({{"events", 0}}, 5s).at(0).offset, 2) << "the final position is the one stored";
+  source.set_commit_listener(nullptr);
+  source.close(5s);
+}
+
 }  // namespace
 }  // namespace hbingest::connectors

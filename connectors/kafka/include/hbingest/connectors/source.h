@@ -82,10 +82,12 @@ class RebalanceListener {
 };
 
 // What became of the offsets handed to Source::commit_async: the group coordinator's answer,
-// called from inside Source::poll() on the polling thread. An asynchronous commit may also never be
-// answered (librdkafka 2.0.2 dropped one made across a 30 s broker black hole without calling
-// back), so an owner takes offsets as committed only once they are acknowledged, and sends again
-// what stays unanswered.
+// called from inside Source::poll() or Source::commit_sync() on the polling thread. An asynchronous
+// commit may also never be answered (librdkafka 2.0.2 dropped one made across a 30 s broker black
+// hole without calling back), so an owner takes offsets as committed only once they are
+// acknowledged, and sends again what stays unanswered. Answers come in the order the coordinator
+// stored the commits, which is not the order they were made in (librdkafka re-sends some by
+// itself): the position acknowledged last is the one stored.
 class CommitListener {
  public:
   virtual ~CommitListener() = default;
@@ -111,6 +113,8 @@ class Source {
   virtual void commit_async(const std::vector<PartitionOffset>& offsets) = 0;
   // Commits the next-offsets and waits at most `timeout` for the group coordinator's answer: the
   // caller's time budget (a rebalance, the shutdown) bounds it. Throws on failure or timeout.
+  // Answers to earlier asynchronous commits still due are awaited first (up to half the time), so
+  // that none is stored after this one.
   virtual void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) = 0;
   virtual void pause(const std::vector<TopicPartition>& partitions) = 0;
   virtual void resume(const std::vector<TopicPartition>& partitions) = 0;

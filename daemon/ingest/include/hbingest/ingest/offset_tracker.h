@@ -65,11 +65,14 @@ class OffsetTracker {
   void mark_sent(const std::vector<connectors::PartitionOffset>& offsets, std::chrono::steady_clock::time_point now);
   // Acknowledged by the group coordinator. Only positions sent (mark_sent) in the current generation
   // count: an answer to a commit of an earlier one is ignored, however far the new one has read.
-  // Synchronous commits are marked sent too.
+  // Synchronous commits are marked sent too. The position acknowledged last is the committed one,
+  // even below an earlier answer: the coordinator stored it last (librdkafka re-sends commits by
+  // itself behind newer ones), and the committable position is then sent again.
   void mark_committed(const std::vector<connectors::PartitionOffset>& offsets);
-  // The commit failed: the positions are sent again at the next chance.
+  // The commit failed: the positions are sent again at the next chance. A failed position below the
+  // acknowledged one may still have been stored after it: that one is sent again too.
   void mark_commit_failed(const std::vector<connectors::PartitionOffset>& offsets);
-  // The highest acknowledged position of `tp`, if any since the partition was assigned.
+  // The position the coordinator acknowledged last for `tp`, if any since the partition was assigned.
   std::optional<std::int64_t> committed(const connectors::TopicPartition& tp) const;
 
   std::size_t pending(const connectors::TopicPartition& tp) const;
@@ -94,7 +97,7 @@ class OffsetTracker {
     Generation generation = kNoGeneration;
     std::deque<Entry> window;           // tracked offsets not yet below the commit point, ascending
     std::int64_t next_after_last = -1;  // highest tracked offset + 1
-    std::int64_t committed = -1;        // highest acknowledged position
+    std::int64_t committed = -1;        // position acknowledged last
     std::int64_t sent = -1;             // position of the unanswered commit, if any
     std::int64_t highest_sent = -1;     // highest position sent in this generation (failed or not)
     std::chrono::steady_clock::time_point sent_at{};
