@@ -3,7 +3,7 @@
 // messages, the frames after it, wrapped or not, and what a hostile or foreign gateway gets back.
 // Kerberos itself is proven against the stack's KDC and gateway (tests/integration/hbase).
 //
-// This binary replaces the global operator new to record the largest single request.
+// The largest single allocation is recorded (tests/support/largest_allocation.h).
 
 #include "sasl_client_transport.h"
 
@@ -29,41 +29,8 @@
 
 #include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/connectors/hbase_types.h"
+#include "largest_allocation.h"
 #include "sasl_frame.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define HBINGEST_COUNTS_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HBINGEST_COUNTS_ALLOCATIONS 0
-#endif
-#endif
-#ifndef HBINGEST_COUNTS_ALLOCATIONS
-#define HBINGEST_COUNTS_ALLOCATIONS 1
-#endif
-
-namespace {
-std::atomic<std::size_t> g_largest_allocation{0};
-}  // namespace
-
-#if HBINGEST_COUNTS_ALLOCATIONS
-namespace {
-void* allocate(std::size_t size) {
-  std::size_t seen = g_largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !g_largest_allocation.compare_exchange_weak(seen, size, std::memory_order_relaxed)) {
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace hbingest::connectors {
 namespace {
@@ -264,12 +231,12 @@ Client client_of(const FakeGateway& gateway, unsigned ssf = 0, std::size_t max_o
 }
 
 std::string handshake_error(Client& client) {
-  g_largest_allocation = 0;
+  test_support::reset_largest_allocation();
   try {
     client.transport->open();
   } catch (const SaslHandshakeError& e) {
-    if constexpr (HBINGEST_COUNTS_ALLOCATIONS != 0) {
-      EXPECT_LT(g_largest_allocation.load(), kAllocationBound) << e.what();
+    if (test_support::counts_allocations()) {
+      EXPECT_LT(test_support::largest_allocation(), kAllocationBound) << e.what();
     }
     client.transport->close();
     return e.what();
@@ -446,7 +413,7 @@ TEST(SaslTransport, HostileDataFramesAfterTheHandshakeAreBounded) {
   client.transport->open();
   client.transport->write(reinterpret_cast<const uint8_t*>("x"), 1);
   client.transport->flush();
-  g_largest_allocation = 0;
+  test_support::reset_largest_allocation();
   uint8_t byte = 0;
   try {
     client.transport->read(&byte, 1);
@@ -456,8 +423,8 @@ TEST(SaslTransport, HostileDataFramesAfterTheHandshakeAreBounded) {
               std::string::npos)
         << e.what();
   }
-  if constexpr (HBINGEST_COUNTS_ALLOCATIONS != 0) {
-    EXPECT_LT(g_largest_allocation.load(), kAllocationBound);
+  if (test_support::counts_allocations()) {
+    EXPECT_LT(test_support::largest_allocation(), kAllocationBound);
   }
   client.transport->close();
 }

@@ -4,12 +4,13 @@
 // allocations per call. Every client must fail with an error that says what answered, and no single
 // allocation during the call may come near those sizes.
 //
-// This binary replaces the global operator new to record the largest single request.
+// The largest single allocation is recorded (tests/support/largest_allocation.h).
 
 #include "hbingest/connectors/hbase_admin.h"
 #include "hbingest/connectors/thrift2_options.h"
 #include "hbingest/connectors/thrift2_scanner_factory.h"
 #include "hbingest/connectors/thrift2_sink.h"
+#include "largest_allocation.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -26,44 +27,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-// ThreadSanitizer's runtime defines the global operator new itself (a second definition does not
-// link): there the calls and their errors are checked, the allocations are not counted.
-#if defined(__SANITIZE_THREAD__)
-#define HBINGEST_COUNTS_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HBINGEST_COUNTS_ALLOCATIONS 0
-#endif
-#endif
-#ifndef HBINGEST_COUNTS_ALLOCATIONS
-#define HBINGEST_COUNTS_ALLOCATIONS 1
-#endif
-
-namespace {
-std::atomic<std::size_t> g_largest_allocation{0};
-}  // namespace
-
-#if HBINGEST_COUNTS_ALLOCATIONS
-namespace {
-
-void* allocate(std::size_t size) {
-  std::size_t seen = g_largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !g_largest_allocation.compare_exchange_weak(seen, size, std::memory_order_relaxed)) {
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace hbingest::connectors {
 namespace {
@@ -167,7 +130,7 @@ const std::vector<Client>& clients() {
 // Runs `call` and returns the HBaseError's message; fails the test if the call allocated more than
 // the bound at once or did not throw HBaseError.
 std::string failure_of(const std::function<void(const Thrift2Options&)>& call, const Thrift2Options& options) {
-  g_largest_allocation = 0;
+  test_support::reset_largest_allocation();
   std::string message;
   try {
     call(options);
@@ -176,9 +139,10 @@ std::string failure_of(const std::function<void(const Thrift2Options&)>& call, c
     message = e.what();
     EXPECT_TRUE(e.retriable()) << message;
   }
-  if constexpr (HBINGEST_COUNTS_ALLOCATIONS != 0) {
-    EXPECT_LT(g_largest_allocation.load(), kAllocationBound)
-        << "one allocation of " << g_largest_allocation.load() << " bytes for one wrong answer; error: " << message;
+  if (test_support::counts_allocations()) {
+    EXPECT_LT(test_support::largest_allocation(), kAllocationBound)
+        << "one allocation of " << test_support::largest_allocation()
+        << " bytes for one wrong answer; error: " << message;
   }
   return message;
 }
