@@ -52,7 +52,13 @@ def test_topic_deleted_and_recreated_under_the_daemon_loses_nothing_of_the_new_t
     """Issue 22, defect 1. librdkafka reads a re-created topic from offset 0 again, without a
     rebalance. On 72ad3ec the daemon exited 1 after committing the old topic's position into the new
     one, whose events below it were then never stored. Every event of the new topic must be stored,
-    and at no time may the group's committed offset pass a new-topic event not stored yet."""
+    and at no time may the group's committed offset pass a new-topic event not stored yet.
+
+    The new topic is first filled to below the old position and only then past it: a topic re-created
+    and refilled past the consumer's position before its next fetch looks, to a client without topic
+    ids (librdkafka 2.0.2), like the old topic going on, and its events below that position are not
+    read (docs/operations.md, "Offsets that go back"). The first events are read only once the
+    consumer has met the shorter log, so this order is not a matter of timing."""
     topic, table, group = names["topic"], names["table"], "g_" + names["topic"]
     create_topic(topic, partitions=1)
     base = now_ms()
@@ -68,7 +74,8 @@ def test_topic_deleted_and_recreated_under_the_daemon_loses_nothing_of_the_new_t
     admin.delete_topics([topic])[topic].result(timeout=30)
     wait_for(lambda: topic not in admin.list_topics(timeout=10).topics, 30, "the topic deleted")
     wait_for(lambda: _created(topic), 30, "the topic re-created")
-    produce(topic, [json.dumps(e) for e in new])
+    below_old_position = len(old) // 3
+    produce(topic, [json.dumps(e) for e in new[:below_old_position]])
 
     def new_offsets_stored():
         connection = hbase()
@@ -77,6 +84,9 @@ def test_topic_deleted_and_recreated_under_the_daemon_loses_nothing_of_the_new_t
             return {key_position(key)[1] for key, cells in scan if cells.get(b"d:era") == b"new"}
         finally:
             connection.close()
+
+    wait_for(lambda: len(new_offsets_stored()) == below_old_position, 60, "the re-created topic read from its start")
+    produce(topic, [json.dumps(e) for e in new[below_old_position:]])
 
     passed_unstored = []
     deadline = time.time() + 45
