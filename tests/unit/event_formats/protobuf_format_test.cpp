@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "default_cells.h"
@@ -734,17 +735,26 @@ TEST_F(ProtobufFormatTest, DeepNestingIsInvalidBeyondTheLimitAndReadWithin) {
   registry_.add(proto_schema(50, R"(syntax = "proto3";
 message Node { Node child = 1; string event_id = 2; })"));
   // `levels` Nodes each holding the next in field 1; the innermost has event_id "x".
+  // Built inside out: each level's header (tag and length) is known from the size within it, and
+  // the headers are joined outermost first at the end (prepending each would copy the whole message
+  // per level).
   const auto nested = [](int levels) {
-    std::string bytes = "\x12\x01x";
+    const std::string innermost = "\x12\x01x";
+    std::vector<std::string> headers;  // innermost first
+    std::size_t size = innermost.size();
     for (int i = 1; i < levels; ++i) {
-      std::string length;
-      for (auto n = bytes.size();; n >>= 7) {
-        length += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
+      std::string header = "\x0a";
+      for (auto n = size;; n >>= 7) {
+        header += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
         if (n <= 0x7F) break;
       }
-      bytes = "\x0a" + length + bytes;
+      size += header.size();
+      headers.push_back(std::move(header));
     }
-    return bytes;
+    std::string bytes;
+    bytes.reserve(size);
+    for (auto header = headers.rbegin(); header != headers.rend(); ++header) bytes += *header;
+    return bytes + innermost;
   };
   const auto format = this->format();
   ASSERT_FALSE(format->parse(framed(50, {0}, nested(50))));
