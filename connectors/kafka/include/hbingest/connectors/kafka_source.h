@@ -16,6 +16,11 @@ namespace hbingest::connectors {
 struct KafkaSourceOptions {
   std::string bootstrap_servers;  // overrides a "bootstrap.servers" property when not empty
   std::string group_id;           // overrides a "group.id" property when not empty
+  // Static membership (librdkafka's group.instance.id) when not empty; overrides the property. When
+  // the broker fences this member (another live member joined with the same id), poll() throws a
+  // fatal KafkaError naming the id, and from then on the source owns nothing (assignment() is
+  // empty), refuses every commit and closes without leaving the group.
+  std::string group_instance_id;
   // Topic names, or a single "^regex" (librdkafka subscribes to every matching topic).
   std::vector<std::string> topics;
   // Passed verbatim to rd_kafka_conf_set (SSL, SASL, tuning). A rejected key or value throws
