@@ -5,11 +5,14 @@ offset committed past an event not stored. No timing assertions: what is checked
 and that nothing was lost or committed ahead of HBase."""
 
 import re
+import subprocess
 import time
+
+import pytest
 
 from confluent_kafka import Consumer, TopicPartition
 
-from support import (KAFKA, count_rows, create_topic, mixed_events, produce_in_background, stored_positions, wait_for)
+from support import (BINARY, KAFKA, count_rows, create_topic, mixed_events, produce_in_background, stored_positions, wait_for)
 
 # Long enough that a restart always comes back before the group gives up on the member; the
 # heartbeat short, so a fenced member notices soon.
@@ -99,3 +102,33 @@ def test_two_live_daemons_with_one_id_stop_the_older_one(daemon_factory, names):
     assert violations == [], violations[:5]
     assert count_rows(table) == len(events)
     newer.stop()
+
+
+def test_check_config_refuses_auto_on_a_deployment_pods_name(tmp_path, names):
+    """`auto` on a host named like a Deployment's pod (a new name on every restart) is refused with
+    the line and the remedy; a StatefulSet's pod name is taken. The host name is set in a UTS
+    namespace of the check's own (unshare), where the machine allows one."""
+    config = tmp_path / "auto.yaml"
+    config.write_text(f"""kafka:
+  bootstrap_servers: {KAFKA()}
+  topics: [{names["topic"]}]
+  group_instance_id: auto
+hbase: {{endpoints: ["127.0.0.1:9090"]}}
+routes:
+  - {{event_types: [login], table: {names["table"]}, preset: events}}
+""")
+
+    def check_as(host):
+        return subprocess.run(["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$1" check-config "$2"', host,
+                               BINARY(), str(config)], capture_output=True, text=True, timeout=60)
+
+    probe = subprocess.run(["unshare", "--uts", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no UTS namespace here (unshare --uts refused)")
+    generated = check_as("hbingest-7d9c5b8f6-x2kqz")
+    assert generated.returncode == 1, generated.stdout + generated.stderr
+    output = generated.stdout + generated.stderr
+    assert "auto.yaml:4:" in output and "looks like a Deployment pod's generated name" in output, output
+    assert "StatefulSet" in output, output
+    stable = check_as("hbingest-0")
+    assert stable.returncode == 0, stable.stdout + stable.stderr
