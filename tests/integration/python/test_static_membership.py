@@ -1,7 +1,7 @@
-"""Issue 26, static group membership (kafka.group_instance_id): a member killed -9 and restarted
-with its id takes its own partitions back without a rebalance of the other member, and two live
-daemons with one id end with the older one stopped (exit 1, a clear message), never with an
-offset committed past an event not stored. No timing assertions: what is checked is who owned what
+"""Issue 26, static group membership (kafka.group_instance_id): a member killed -9 (or stopped
+cleanly) and restarted with its id takes its own partitions back without a rebalance of the other
+member, and two live daemons with one id end with the older one stopped (exit 1, a clear message),
+never with an offset committed past an event not stored. No timing assertions: what is checked is who owned what
 and that nothing was lost or committed ahead of HBase."""
 
 import re
@@ -15,8 +15,9 @@ from confluent_kafka import Consumer, TopicPartition
 from support import (BINARY, KAFKA, count_rows, create_topic, mixed_events, produce_in_background, stored_positions, wait_for)
 
 # Long enough that a restart always comes back before the group gives up on the member; the
-# heartbeat short, so a fenced member notices soon.
-STATIC_SESSION = {"session.timeout.ms": "30000", "heartbeat.interval.ms": "1000"}
+# heartbeat short, so a fenced member notices soon; the assignor of deploy/kubernetes' config.
+STATIC_SESSION = {"session.timeout.ms": "30000", "heartbeat.interval.ms": "1000",
+                  "partition.assignment.strategy": "cooperative-sticky"}
 
 
 def committed_offsets(group, topic, partitions):
@@ -71,7 +72,17 @@ def test_kill_9_and_restart_with_the_same_id_takes_its_partitions_back(daemon_fa
     assert "revoked" not in since_kill, "the other member was not rebalanced:\n" + since_kill[-2000:]
     assert committed_past_unstored(group, topic, table, 4) == []
     assert count_rows(table) == len(events)
+
+    # A clean stop (a rolling restart's SIGTERM) does not leave the group either.
+    other_log_before = len(other.log_text())
     again.stop()
+    third = daemon_factory(topic, table, group=group, name="third", **{"kafka.group_instance_id": "ingest-a",
+                                                                        "kafka.properties": STATIC_SESSION}).start()
+    wait_for(lambda: assigned(third.log_text()), 60, "the member restarted after a clean stop assigned")
+    assert assigned(third.log_text()) == [owned]
+    since_stop = other.log_text()[other_log_before:]
+    assert "revoked" not in since_stop, "the other member was not rebalanced:\n" + since_stop[-2000:]
+    third.stop()
     other.stop()
 
 

@@ -52,8 +52,9 @@ struct KafkaSourceOptions {
 // after they are assigned (consumption resumes from the committed offsets; pause state is not
 // kept across a rebalance). The messages poll() returns may include some of partitions revoked or
 // lost during that call, collected before the rebalance was served. close() calls on_revoked once
-// with the whole assignment while still a group member, then leaves the group; commits are allowed
-// until close() returns, poll() is not.
+// with the whole assignment while still a group member, then leaves the group (a static member,
+// options.group_instance_id, stays in it until session.timeout.ms, so that it gets the same
+// partitions back when it returns); commits are allowed until close() returns, poll() is not.
 // A synchronous commit waits on a private queue, so its timeout holds even without a coordinator
 // (librdkafka's own synchronous commit would wait forever).
 // The answer to commit_async reaches the CommitListener from inside poll() (or at once, from
