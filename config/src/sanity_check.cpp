@@ -10,6 +10,7 @@
 #include <set>
 
 #include "hbingest/config/duration.h"
+#include "hbingest/config/group_instance_id.h"
 #include "hbingest/config/size.h"
 #include "hbingest/support/host_port.h"
 
@@ -28,7 +29,24 @@ std::optional<bool> subscription_matches(const std::string& pattern, const std::
   return matches;
 }
 
+// "auto" is resolved where the daemon runs: the host name must be a valid id and a stable one. A
+// Deployment pod's name changes with every restart, so each restart would leave a member behind
+// holding its partitions until session.timeout.ms: worse than no static membership at all.
+void check_group_instance_id(const Config& c, Reader& r) {
+  if (c.kafka.group_instance_id != kGroupInstanceIdAuto) return;
+  const std::string path = "kafka.group_instance_id";
+  const std::string host = host_name();
+  if (const auto problem = group_instance_id_problem(host)) {
+    r.problem_at(path, "auto: the host name '" + host + "' " + *problem + "; set an id instead");
+  } else if (looks_like_deployment_pod_name(host)) {
+    r.problem_at(path, "auto: the host name '" + host +
+                           "' looks like a Deployment pod's generated name, which changes with every restart; run "
+                           "hbingest as a StatefulSet (stable pod names) or set an id per instance");
+  }
+}
+
 void check_kafka(const Config& c, Reader& r) {
+  check_group_instance_id(c, r);
   for (const auto& [name, value] : c.kafka.properties) {
     const std::string path = "kafka.properties." + name;
     // auto.commit.enable is librdkafka's legacy (topic-level) alias of enable.auto.commit.
@@ -38,6 +56,8 @@ void check_kafka(const Config& c, Reader& r) {
                    "the rows); remove this property");
     } else if (name == "group.id") {
       r.problem_at(path, "set kafka.group_id instead");
+    } else if (name == "group.instance.id") {
+      r.problem_at(path, "set kafka.group_instance_id instead (hbingest resolves \"auto\" and checks the id)");
     } else if (name == "bootstrap.servers" || name == "metadata.broker.list") {
       r.problem_at(path, "set kafka.bootstrap_servers instead");
     }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "hbingest/config/group_instance_id.h"
 #include "substitution.h"
 
 namespace hbingest::config::detail {
@@ -441,17 +442,45 @@ const std::vector<std::string>& log_level_names() {
   return names;
 }
 
+// kafka.group_instance_id: may be empty (off), unlike the other strings; an id given verbatim is
+// held to Kafka's rule here, "auto" once the host name is known (sanity_check.cpp).
+Option<KafkaConfig> group_instance_id_option() {
+  Option<KafkaConfig> o{
+      "group_instance_id", "string", "\"\" (off), auto, or an id: ASCII letters, digits, . _ -, at most 249",
+      "Static group membership (Kafka's group.instance.id): a restarted member gets its partitions back at once "
+      "instead of after a rebalance, and a member gone stays in the group, its partitions idle, until "
+      "session.timeout.ms. \"auto\" takes the host name (in a Kubernetes StatefulSet the stable pod name; refused "
+      "for a Deployment pod's generated name). Every live member needs its own id: a second daemon with the same "
+      "id fences the first, which stops with exit status 1. Empty: off."};
+  o.read = [](KafkaConfig& k, const YAML::Node& node, const std::string& path, Reader& r) {
+    if (node.IsNull()) return;
+    const auto text = r.scalar(node, path, "a string");
+    if (!text) return;
+    if (!text->empty() && *text != kGroupInstanceIdAuto) {
+      if (const auto problem = group_instance_id_problem(*text)) {
+        r.problem(node.Mark(), path, r.shown(path, *text) + " " + *problem);
+        return;
+      }
+    }
+    k.group_instance_id = *text;
+  };
+  o.write = [](const KafkaConfig& k) -> std::optional<YAML::Node> { return YAML::Node(k.group_instance_id); };
+  return o;
+}
+
 const Options<KafkaConfig>& kafka_options() {
   using K = KafkaConfig;
   static const Options<K> options = {
       string("bootstrap_servers", &K::bootstrap_servers, "Kafka bootstrap servers, comma-separated host:port.", {},
              true),
       string("group_id", &K::group_id, "Consumer group; scale out by running more instances with the same group."),
+      group_instance_id_option(),
       string_list("topics", &K::topics, "Topics to consume: literal names, or one \"^regex\" (librdkafka syntax).",
                   true),
       string_map("properties", &K::properties,
                  "librdkafka properties passed verbatim (security.protocol, ssl.*, sasl.*, fetch sizes...). "
-                 "enable.auto.commit and enable.auto.offset.store are managed by hbingest and rejected."),
+                 "enable.auto.commit, enable.auto.offset.store and group.instance.id are managed by hbingest and "
+                 "rejected."),
       duration("commit_interval", &K::commit_interval, 10ms, 1h,
                "How often acknowledged offsets are committed (only offsets whose rows HBase acknowledged)."),
       integer("poll_batch", &K::poll_batch, 1, kMillion, "Messages taken per poll."),

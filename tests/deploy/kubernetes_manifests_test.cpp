@@ -1,5 +1,5 @@
 // deploy/kubernetes/: every manifest parses, names itself and passes Kubernetes' own schemas
-// (kubernetes-validate, offline), the Deployment probes the endpoints the daemon serves, outlives
+// (kubernetes-validate, offline), the StatefulSet probes the endpoints the daemon serves, outlives
 // its drain, runs locked down, the NetworkPolicy opens only what the config needs, the example
 // Secret is never applied, and the ConfigMap + Secret it projects into /etc/hbingest form a config
 // that `hbingest check-config` accepts. The Kerberos component (deploy/kubernetes/kerberos/) is
@@ -316,7 +316,7 @@ TEST(KubernetesManifests, EveryObjectParsesAndNamesItself) {
     kinds.insert(m.node["apiVersion"].as<std::string>("") + "/" + m.node["kind"].as<std::string>(""));
   }
   for (const char* kind :
-       {"apps/v1/Deployment", "v1/ConfigMap", "v1/Secret", "v1/Service", "networking.k8s.io/v1/NetworkPolicy",
+       {"apps/v1/StatefulSet", "v1/ConfigMap", "v1/Secret", "v1/Service", "networking.k8s.io/v1/NetworkPolicy",
         "policy/v1/PodDisruptionBudget", "monitoring.coreos.com/v1/ServiceMonitor",
         "monitoring.coreos.com/v1/PodMonitor", "kustomize.config.k8s.io/v1beta1/Kustomization"}) {
     EXPECT_TRUE(kinds.contains(kind)) << "missing " << kind;
@@ -333,7 +333,7 @@ TEST(KubernetesManifests, KustomizationResourcesExist) {
 }
 
 // Before, the kustomization applied secret.example.yaml, so its placeholder token went live. The
-// Deployment names a Secret the operator creates (docs/operations.md).
+// StatefulSet names a Secret the operator creates (docs/operations.md).
 TEST(KubernetesManifests, KustomizationNeverAppliesASecret) {
   const auto manifests = load_manifests();
   const auto kustomization = find_kind(manifests, "Kustomization");
@@ -368,9 +368,9 @@ class KubernetesManifestSet : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(KubernetesManifestSet, DeploymentProbesTheDaemonEndpoints) {
+TEST_P(KubernetesManifestSet, StatefulSetProbesTheDaemonEndpoints) {
   const auto manifests = this->manifests();
-  const auto container = container_of(find_kind(manifests, "Deployment"));
+  const auto container = container_of(find_kind(manifests, "StatefulSet"));
   EXPECT_EQ(container["livenessProbe"]["httpGet"]["path"].as<std::string>(""), "/healthz");
   EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
   std::set<std::string> port_names;
@@ -382,9 +382,9 @@ TEST_P(KubernetesManifestSet, DeploymentProbesTheDaemonEndpoints) {
   }
 }
 
-TEST_P(KubernetesManifestSet, DeploymentRunsLockedDownWithResources) {
+TEST_P(KubernetesManifestSet, WorkloadsRunLockedDownWithResources) {
   const auto manifests = this->manifests();
-  for (const char* kind : {"Deployment", "Job"}) {
+  for (const char* kind : {"StatefulSet", "Job"}) {
     SCOPED_TRACE(kind);
     const auto workload = find_kind(manifests, kind);
     const auto pod = workload["spec"]["template"]["spec"];
@@ -409,20 +409,20 @@ TEST_P(KubernetesManifestSet, DeploymentRunsLockedDownWithResources) {
 
 TEST_P(KubernetesManifestSet, SelectorsConnectServiceMonitorsAndBudget) {
   const auto manifests = this->manifests();
-  const auto deployment = find_kind(manifests, "Deployment");
-  const auto pod_labels = deployment["spec"]["template"]["metadata"]["labels"];
-  EXPECT_TRUE(labels_match(deployment["spec"]["selector"]["matchLabels"], pod_labels));
+  const auto workload = find_kind(manifests, "StatefulSet");
+  const auto pod_labels = workload["spec"]["template"]["metadata"]["labels"];
+  EXPECT_TRUE(labels_match(workload["spec"]["selector"]["matchLabels"], pod_labels));
   const auto service = find_kind(manifests, "Service");
   EXPECT_TRUE(labels_match(service["spec"]["selector"], pod_labels));
   EXPECT_TRUE(labels_match(find_kind(manifests, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"], pod_labels));
   std::set<std::string> container_ports;
-  for (const auto& port : container_of(deployment)["ports"]) container_ports.insert(port["name"].as<std::string>(""));
+  for (const auto& port : container_of(workload)["ports"]) container_ports.insert(port["name"].as<std::string>(""));
   std::set<std::string> service_ports;
   for (const auto& port : service["spec"]["ports"]) {
     service_ports.insert(port["name"].as<std::string>(""));
     EXPECT_TRUE(container_ports.contains(port["targetPort"].as<std::string>(""))) << port["name"];
   }
-  // http.metrics_auth: every monitor sends the query token from the Secret the Deployment mounts.
+  // http.metrics_auth: every monitor sends the query token from the Secret the StatefulSet mounts.
   const auto expect_bearer_from_the_secret = [&](const YAML::Node& endpoint) {
     const auto authorization = endpoint["authorization"];
     EXPECT_EQ(authorization["type"].as<std::string>(""), "Bearer");
@@ -445,12 +445,31 @@ TEST_P(KubernetesManifestSet, SelectorsConnectServiceMonitorsAndBudget) {
   }
 }
 
-// The real check: the ConfigMap's config with the Secret's files, as the pod sees them.
-TEST_P(KubernetesManifestSet, ConfigMapConfigPassesCheckConfigAndFitsTheDeployment) {
+// Static group membership needs a stable, unique name per pod: a StatefulSet's (hbingest-0, ...),
+// taken by `group_instance_id: auto`. A Deployment's generated names would change on each restart
+// (check-config refuses `auto` there), so there must be none.
+TEST_P(KubernetesManifestSet, StatefulSetGivesEachPodItsStaticMembership) {
   const auto manifests = this->manifests();
-  const auto deployment = find_kind(manifests, "Deployment");
-  const auto pod = deployment["spec"]["template"]["spec"];
-  const auto container = container_of(deployment);
+  for (const auto& m : manifests) EXPECT_NE(m.node["kind"].as<std::string>(""), "Deployment") << m.file;
+  const auto workload = find_kind(manifests, "StatefulSet");
+  EXPECT_EQ(workload["spec"]["podManagementPolicy"].as<std::string>(""), "Parallel")
+      << "pods start together, not one after another";
+  EXPECT_EQ(workload["spec"]["updateStrategy"]["type"].as<std::string>(""), "RollingUpdate");
+  const auto governing = find_object(manifests, "Service", workload["spec"]["serviceName"].as<std::string>(""));
+  EXPECT_EQ(governing["spec"]["clusterIP"].as<std::string>(""), "None") << "the governing Service is headless";
+  EXPECT_TRUE(labels_match(governing["spec"]["selector"], workload["spec"]["template"]["metadata"]["labels"]));
+  const YAML::Node config =
+      YAML::Load(find_object(manifests, "ConfigMap", "hbingest-config")["data"]["hbingest.yaml"].as<std::string>());
+  EXPECT_EQ(config["kafka"]["group_instance_id"].as<std::string>(""), "auto") << "the pod name as the member's id";
+  EXPECT_EQ(find_kind(manifests, "PodDisruptionBudget")["spec"]["maxUnavailable"].as<int>(0), 1);
+}
+
+// The real check: the ConfigMap's config with the Secret's files, as the pod sees them.
+TEST_P(KubernetesManifestSet, ConfigMapConfigPassesCheckConfigAndFitsTheStatefulSet) {
+  const auto manifests = this->manifests();
+  const auto workload = find_kind(manifests, "StatefulSet");
+  const auto pod = workload["spec"]["template"]["spec"];
+  const auto container = container_of(workload);
 
   // args: run --config /etc/hbingest/<file>, and /etc/hbingest is the projected config volume.
   const auto args = container["args"].as<std::vector<std::string>>();
@@ -560,9 +579,9 @@ std::set<std::string> kdc_ports(const std::vector<Manifest>& manifests) {
 TEST_P(KubernetesManifestSet, NetworkPolicyOpensOnlyWhatTheConfigNeeds) {
   const auto manifests = this->manifests();
   const auto policy = find_kind(manifests, "NetworkPolicy");
-  const auto deployment = find_kind(manifests, "Deployment");
+  const auto workload = find_kind(manifests, "StatefulSet");
   EXPECT_TRUE(
-      labels_match(policy["spec"]["podSelector"]["matchLabels"], deployment["spec"]["template"]["metadata"]["labels"]));
+      labels_match(policy["spec"]["podSelector"]["matchLabels"], workload["spec"]["template"]["metadata"]["labels"]));
   const auto types = policy["spec"]["policyTypes"].as<std::vector<std::string>>();
   EXPECT_EQ(std::set<std::string>(types.begin(), types.end()), (std::set<std::string>{"Ingress", "Egress"}));
 
@@ -656,7 +675,7 @@ TEST_P(KubernetesManifestSet, NoSecretIsReadableByOthers) {
   int secret_volumes = 0;
   for (const auto& m : manifests()) {
     const std::string kind = m.node["kind"].as<std::string>("");
-    if (kind != "Deployment" && kind != "Job") continue;
+    if (kind != "StatefulSet" && kind != "Job") continue;
     const auto pod = m.node["spec"]["template"]["spec"];
     for (const auto& volume : pod["volumes"]) {
       const auto name = volume["name"].as<std::string>();
@@ -697,7 +716,7 @@ TEST_P(KubernetesManifestSet, NoSecretIsReadableByOthers) {
       EXPECT_GT(pod["securityContext"]["fsGroup"].as<int>(0), 0);
     }
   }
-  EXPECT_GE(secret_volumes, 2) << "the Deployment and the Job each mount secrets";
+  EXPECT_GE(secret_volumes, 2) << "the StatefulSet and the Job each mount secrets";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, KubernetesManifestSet, ::testing::Values("base", "kerberos"),
@@ -718,7 +737,7 @@ YAML::Node volume_named(const YAML::Node& pod, const std::string& name) {
 
 // The keytab: its own Secret volume, owner-read (0400), read-only, and the path both links' config
 // names is a file of that volume; KRB5_CONFIG names the krb5.conf of the ConfigMap, which keeps
-// the host names as configured. Both in the Deployment and in the bootstrap Job.
+// the host names as configured. Both in the StatefulSet and in the bootstrap Job.
 TEST(KubernetesKerberos, KeytabAndKrb5ConfReachTheDaemonAsTheConfigNamesThem) {
   const auto manifests = kerberized_manifests();
   const YAML::Node config =
@@ -740,7 +759,7 @@ TEST(KubernetesKerberos, KeytabAndKrb5ConfReachTheDaemonAsTheConfigNamesThem) {
     EXPECT_TRUE(std::regex_search(krb5, std::regex(setting))) << "krb5.conf: " << setting;
   }
 
-  for (const char* kind : {"Deployment", "Job"}) {
+  for (const char* kind : {"StatefulSet", "Job"}) {
     SCOPED_TRACE(kind);
     const auto [pod, container] = kerberized_workload(manifests, kind);
     std::string keytab_volume, krb5_config;

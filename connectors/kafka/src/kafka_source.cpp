@@ -90,6 +90,9 @@ class KafkaSource::Impl {
       detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kWhat);
     }
     if (!options_.group_id.empty()) detail::set_property(conf.get(), "group.id", options_.group_id, kWhat);
+    if (!options_.group_instance_id.empty()) {
+      detail::set_property(conf.get(), "group.instance.id", options_.group_instance_id, kWhat);
+    }
     // At-least-once: librdkafka must never commit (or even store) an offset on its own, because a
     // polled event is not done until HBase or the dead-letter topic acknowledged it. The pipeline
     // commits explicit offsets from its ack tracker.
@@ -149,6 +152,7 @@ class KafkaSource::Impl {
 
   std::vector<SourceMessage> poll(std::size_t max_messages, std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) throw std::logic_error("kafka consumer: poll() during or after close()");
+    throw_if_fatal();
     guard_.rethrow_pending();
     rd_kafka_queue_poll_callback(async_commits_.get(), 0);  // answers to commit_async()
     std::vector<SourceMessage> out;
@@ -163,12 +167,15 @@ class KafkaSource::Impl {
       }
       out.push_back(copy(*msg));
     }
+    // A fatal error outranks what a callback kept meanwhile (an unassign refused because of it).
+    throw_if_fatal();
     guard_.rethrow_pending();
     return out;
   }
 
   void commit_async(const std::vector<PartitionOffset>& offsets) {
     ensure_open("commit");
+    throw_if_fatal();
     // An empty list must never reach rd_kafka_commit: NULL there means "the current positions".
     if (offsets.empty()) return;
     const auto list = detail::to_partition_list(offsets);
@@ -185,6 +192,7 @@ class KafkaSource::Impl {
 
   void commit_sync(const std::vector<PartitionOffset>& offsets, std::chrono::milliseconds timeout) {
     ensure_open("commit");
+    throw_if_fatal();
     if (offsets.empty()) return;  // see commit_async
     const auto list = detail::to_partition_list(offsets);
     const std::string context = "kafka consumer: commit " + describe(offsets);
@@ -223,7 +231,8 @@ class KafkaSource::Impl {
   }
 
   std::vector<TopicPartition> assignment() const {
-    if (state_ == State::kClosed) return {};
+    // After a fatal error (fenced) the group has given the partitions to another member.
+    if (state_ == State::kClosed || fatal()) return {};
     rd_kafka_topic_partition_list_t* raw = nullptr;
     check_error(rd_kafka_assignment(rk_.get(), &raw), "kafka consumer: assignment", rk_.get());
     const detail::PartitionListPtr list(raw);
@@ -242,6 +251,14 @@ class KafkaSource::Impl {
 
   void close(std::chrono::milliseconds timeout) {
     if (state_ != State::kOpen) return;
+    if (fatal()) {
+      // Fenced, or otherwise unusable: nothing is ours to commit or hand back, and librdkafka could
+      // not leave the group anyway (its close would only answer _FATAL).
+      state_ = State::kClosed;
+      abandoned_ = true;
+      spdlog::info("kafka consumer: closed without leaving group {} after a fatal error", group_name());
+      return;
+    }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // Closing, not closed: the listener's on_revoked may still commit the revoked partitions.
     state_ = State::kClosing;
@@ -260,7 +277,12 @@ class KafkaSource::Impl {
         spdlog::info("kafka consumer: revoked {} (closing)", describe(owned));
       }
     }
-    std::size_t dropped = leave_assignment(deadline);
+    // A static member must not leave: that it stays in the group (until session.timeout.ms) is
+    // what gives a restarted daemon its partitions back without a rebalance. Unsubscribing would
+    // send LeaveGroup; librdkafka's own close does not for a static member (KIP-345). So the
+    // workaround below is for dynamic members only; a static member's close is bounded by the
+    // deadline as well.
+    std::size_t dropped = options_.group_instance_id.empty() ? leave_assignment(deadline) : 0;
     // rd_kafka_consumer_close() has no deadline (a commit waiting for an unreachable coordinator
     // holds it for session.timeout.ms); the queue variant lets us give up. Serving the queue runs
     // what is left of the revoke path (unassign) on this thread.
@@ -288,6 +310,35 @@ class KafkaSource::Impl {
 
  private:
   static Impl& self(void* opaque) { return *static_cast<Impl*>(opaque); }
+
+  bool fatal() const { return rd_kafka_fatal_error(rk_.get(), nullptr, 0) != RD_KAFKA_RESP_ERR_NO_ERROR; }
+
+  std::string group_name() const {
+    if (!options_.group_id.empty()) return options_.group_id;
+    const auto it = options_.properties.find("group.id");
+    return it == options_.properties.end() ? std::string() : it->second;
+  }
+
+  // librdkafka's fatal error (it raises one for the consumer only when the broker fenced this
+  // static member), as the exception that stops the owner. Fenced: another process runs with this
+  // group.instance.id and now owns these partitions, so this one must stop at once and commit
+  // nothing more.
+  void throw_if_fatal() const {
+    std::array<char, 512> reason{};
+    const rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk_.get(), reason.data(), reason.size());
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    std::string message;
+    if (err == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+      message = "kafka consumer: another live member joined group " + group_name() + " with group.instance.id " +
+                options_.group_instance_id +
+                " and took its partitions (fenced); stopping without committing anything more. Every running "
+                "daemon needs its own kafka.group_instance_id";
+    } else {
+      message = std::string("kafka consumer: fatal error: ") + reason.data();
+    }
+    throw KafkaError(static_cast<int>(err), rd_kafka_err2name(err), true, false,
+                     message + " (" + rd_kafka_err2name(err) + ")");
+  }
 
   // Unsubscribes and serves the consumer queue until the group has taken the partitions back, so
   // that the close which follows has nothing left to revoke. librdkafka 2.0.2 (Debian 12's) can
@@ -376,7 +427,7 @@ class KafkaSource::Impl {
       where = std::string(" on ") + rd_kafka_topic_name(msg.rkt) + "[" + std::to_string(msg.partition) + "]";
       if (msg.offset >= 0) where += "@" + std::to_string(msg.offset);
     }
-    if (msg.err == RD_KAFKA_RESP_ERR__FATAL) check_error(msg.err, "kafka consumer: fatal error" + where, rk_.get());
+    if (msg.err == RD_KAFKA_RESP_ERR__FATAL) throw_if_fatal();
     log_limited(msg.err, std::string("consume error") + where + ": " + rd_kafka_message_errstr(&msg));
   }
 
@@ -428,6 +479,16 @@ class KafkaSource::Impl {
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions,
                            void* opaque) {
     Impl& impl = self(opaque);
+    if (impl.fatal()) {
+      // Fenced: the partitions already belong to another member; librdkafka revokes them as lost
+      // and would refuse any (un)assign with _FATAL. The listener drops them without committing;
+      // poll() then throws the fatal error.
+      if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && impl.listener_ != nullptr && impl.state_ == State::kOpen) {
+        const auto tps = detail::from_partition_list(partitions);
+        impl.guard_.guarded("on_lost", [&] { impl.listener_->on_lost(tps); });
+      }
+      return;
+    }
     const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
     const auto tps = detail::from_partition_list(partitions);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
@@ -513,13 +574,11 @@ class KafkaSource::Impl {
     impl.report_async_commit_acknowledged(stored);
   }
 
-  static void on_error(rd_kafka_t* rk, int err_code, const char* reason, void* opaque) {
+  static void on_error(rd_kafka_t*, int err_code, const char* reason, void* opaque) {
     Impl& impl = self(opaque);
     const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
-    if (err == RD_KAFKA_RESP_ERR__FATAL) {
-      impl.guard_.guarded("fatal error", [&] { check_error(err, "kafka consumer: fatal error", rk); });
-      return;
-    }
+    // Thrown by the poll() serving this callback (throw_if_fatal), with the id when fenced.
+    if (err == RD_KAFKA_RESP_ERR__FATAL) return;
     if (impl.security_.on_error(err, reason)) return;  // TLS/SASL, or anything during the startup check
     // _TRANSPORT, _ALL_BROKERS_DOWN, _RESOLVE...: librdkafka keeps retrying by itself.
     impl.log_limited(err, std::string(rd_kafka_err2name(err)) + ": " + reason);

@@ -1,6 +1,7 @@
 #include "hbingest/app/wiring.h"
 
 #include "hbingest/app/kerberos_logins.h"
+#include "hbingest/config/group_instance_id.h"
 
 #include "hbingest/connectors/kafka_security.h"
 #include "hbingest/routing/build_routes.h"
@@ -65,6 +66,7 @@ connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& k
   connectors::KafkaSourceOptions options;
   options.bootstrap_servers = kafka.bootstrap_servers;
   options.group_id = kafka.group_id;
+  options.group_instance_id = config::resolve_group_instance_id(kafka.group_instance_id, config::host_name());
   options.topics = kafka.topics;
   options.properties = kafka.properties;
   // GSSAPI: the daemon logs in from the keytab itself (KerberosLogins); librdkafka's kinit stays off.

@@ -120,6 +120,7 @@ void Pipeline::consume(const std::atomic<bool>& stop) {
         return !assigned_.contains(connectors::TopicPartitionRef{m.topic, m.partition});
       });
       if (not_owned > 0) spdlog::info("dropped {} polled message(s) of partitions revoked meanwhile", not_owned);
+      if (!messages.empty() && options_.startup_timeline != nullptr) options_.startup_timeline->first_message();
       report_positions(messages);
       for (auto& message : messages) handle(std::move(message));
     }
@@ -670,6 +671,7 @@ void Pipeline::drain_completions() {
       const auto& message = batch.origins[i].message;
       complete({message.topic, message.partition}, message.offset, batch.origins[i].generation);
       ++stats_.rows_stored;
+      if (options_.startup_timeline != nullptr) options_.startup_timeline->rows_stored();
     }
   }
   stats_.inflight_rows = tracker_.pending_total();
@@ -866,6 +868,7 @@ void Pipeline::on_assigned(const std::vector<TopicPartition>& partitions) {
   assigned_.insert(partitions.begin(), partitions.end());
   stats_.assigned_partitions = assigned_.size();
   stats_.assignment_received = true;
+  if (!partitions.empty() && options_.startup_timeline != nullptr) options_.startup_timeline->joined();
 }
 
 }  // namespace hbingest::ingest

@@ -224,6 +224,48 @@ TEST(KafkaSourceOnMockCluster, LostAssignmentReachesTheListenerAsLostNotRevoked)
   source.close(5s);
 }
 
+TEST(KafkaSourceOnMockCluster, AFencedStaticMemberStopsNamingItsIdAndOwnsNothingMore) {
+  // The broker fences a static member when another live one joins with its group.instance.id
+  // (FENCED_INSTANCE_ID; here pushed as the answer to its heartbeats): librdkafka makes that fatal.
+  // The source must say who took what, forget its assignment (commits would go to partitions it no
+  // longer owns) and close without waiting for a group it cannot leave.
+  testing::MockKafkaCluster cluster;
+  cluster.create_topic("events", 2);
+  auto options = on_mock(cluster, "hbingest-unit-fenced");
+  options.group_instance_id = "ingest-a";
+  KafkaSource source(options);
+  CountingListener listener;
+  source.set_rebalance_listener(&listener);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener.assigned == 0 && std::chrono::steady_clock::now() < deadline) (void)source.poll(10, 100ms);
+  ASSERT_EQ(listener.assigned, 2u) << "no assignment from the mock cluster";
+
+  // Kafka's ApiKey of Heartbeat (librdkafka's RD_KAFKAP_Heartbeat is in a header it does not install).
+  constexpr std::int16_t kHeartbeat = 12;
+  rd_kafka_mock_push_request_errors(cluster.get(), kHeartbeat, 5, RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID,
+                                    RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID, RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID,
+                                    RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID, RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID);
+  std::string error;
+  while (error.empty() && std::chrono::steady_clock::now() < deadline) {
+    try {
+      (void)source.poll(10, 100ms);
+    } catch (const KafkaError& e) {
+      EXPECT_TRUE(e.fatal());
+      EXPECT_EQ(e.code_name(), "FENCED_INSTANCE_ID");
+      error = e.what();
+    }
+  }
+  EXPECT_NE(error.find("another live member joined group hbingest-unit-fenced with group.instance.id ingest-a"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(listener.revokes, 0) << "a revoke would commit partitions another member owns";
+  EXPECT_TRUE(source.assignment().empty());
+  EXPECT_THROW(source.commit_sync({{{"events", 0}, 1}}, 1s), KafkaError);
+  EXPECT_THROW(source.commit_async({{{"events", 0}, 1}}), KafkaError);
+  EXPECT_NO_THROW(source.close(5s)) << "nothing to leave: librdkafka's close would only answer _FATAL";
+  EXPECT_EQ(cluster.committed_offset("hbingest-unit-fenced", "events", 0), -1001);
+}
+
 // What a CommitListener heard, in order.
 struct RecordingCommitListener final : CommitListener {
   void on_commit_acknowledged(const std::vector<PartitionOffset>& offsets) override {

@@ -19,6 +19,9 @@ using Millis = std::chrono::milliseconds;
 struct KafkaConfig {
   std::string bootstrap_servers;  // required
   std::string group_id = "hbingest";
+  // Static group membership (group.instance.id): "" off; "auto" the host name; else verbatim.
+  // See hbingest/config/group_instance_id.h.
+  std::string group_instance_id;
   std::vector<std::string> topics;                // literal names, or one "^regex" (librdkafka syntax)
   std::map<std::string, std::string> properties;  // passed verbatim to librdkafka (SSL/SASL, ...)
   Millis commit_interval{1000};

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "hbingest/app/systemd_notifier.h"
 #include "hbingest/app/version.h"
 #include "hbingest/app/wiring.h"
+#include "hbingest/config/group_instance_id.h"
 #include "hbingest/config/loader.h"
 #include "hbingest/connectors/dead_letter_producer.h"
 #include "hbingest/connectors/kafka_source.h"
@@ -31,6 +33,7 @@
 #include "hbingest/ingest/pipeline.h"
 #include "hbingest/ingest/pipeline_metrics.h"
 #include "hbingest/ingest/readiness.h"
+#include "hbingest/ingest/startup_timeline.h"
 #include "hbingest/ingest/table_watch.h"
 #include "hbingest/ingest/wall_clock.h"
 #include "hbingest/routing/build_routes.h"
@@ -103,6 +106,8 @@ class ProgressReporter {
 }  // namespace
 
 int run_command(const Args& args) {
+  // From here: the time to the first stored row counts the config load too.
+  ingest::StartupTimeline timeline;
   CLI::App cli{"Consume the configured Kafka topics and write the events to HBase over Thrift2.", "hbingest run"};
   std::string config_path;
   bool progress = false;
@@ -114,6 +119,7 @@ int run_command(const Args& args) {
   if (!loaded.problems.empty()) throw config::ConfigError(std::move(loaded.problems));
   const config::Config config = std::move(loaded.config);
   setup_logging(config.logging);
+  timeline.mark("config loaded");
   for (const auto& warning : loaded.warnings) spdlog::warn("unsafe setting: {}", warning);
   // setenv before any thread: librdkafka's cyrus-sasl reads KRB5CCNAME from its own threads.
   set_kafka_ccache_env(config);
@@ -138,17 +144,25 @@ int run_command(const Args& args) {
   // unknown principal, clock skew, KDC unreachable). After the signal watcher: the keepers' threads
   // inherit its blocked signals. Declared before every client: they use the caches until destroyed.
   const KerberosLogins kerberos_logins(config, KerberosLinks{});
-  {
+  // The table check waits on HBase, the Kafka clients' startup checks on the brokers: done at the
+  // same time, a start waits for the slower of them rather than for their sum, and the group join
+  // (which runs in librdkafka's threads from the subscription on) overlaps the table check. Both
+  // checks stay whole: the tables' verdict is awaited before anything is consumed, and a failure
+  // of either stops the start (a consumer that subscribed meanwhile closes on the way out).
+  auto tables_checked = std::async(std::launch::async, [&] {
     connectors::HBaseAdmin admin(thrift2_options(config.hbase));
     if (config.table.create_table) {
       const auto report = ingest::bootstrap_tables(admin, route_tables(routes), table_settings(config));
       for (const auto& line : report.lines) spdlog::info("bootstrap: {}", line);
-      connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
-      spdlog::info("bootstrap: {}", ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic));
     }
     ingest::require_tables(
         admin, route_tables(routes),
         "run `hbingest bootstrap --config " + config.source.string() + "` or set table.create_table: true");
+    timeline.mark("tables checked");
+  });
+  if (config.table.create_table) {
+    connectors::KafkaProducer kafka_admin(dead_letter_options(config).producer);
+    spdlog::info("bootstrap: {}", ingest::ensure_dead_letter_topic(kafka_admin, config.dlq.topic));
   }
 
   ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms, metric_labels(config));
@@ -164,6 +178,7 @@ int run_command(const Args& args) {
     kafka_security.raise(description);
   };
   connectors::KafkaSource source(std::move(source_options));
+  timeline.mark("consumer subscribed");
   auto letter_options = dead_letter_options(config);
   // No broker answered the consumer: waiting again for the producer would only delay the start.
   if (!source.broker_answered_at_startup()) letter_options.producer.startup_check_timeout = {};
@@ -172,6 +187,8 @@ int run_command(const Args& args) {
     kafka_security.raise(description);
   };
   connectors::KafkaDeadLetterProducer dead_letters(std::move(letter_options));
+  timeline.mark("dead-letter producer ready");
+  tables_checked.get();  // rethrows the table check's failure
 
   const auto thrift2 = thrift2_options(config.hbase);
   // The startup check above only sees the tables once; this one keeps watching (a table dropped,
@@ -198,6 +215,7 @@ int run_command(const Args& args) {
                              pipeline_metrics, &table_watch);
   auto ingest_options = pipeline_options(config);
   ingest_options.decoder.reads_key = routing::reads_decoded_key(routes);
+  ingest_options.startup_timeline = &timeline;
   // A table a template makes from an event's values: watched from now on, checked (and under
   // table.create_table created) on the watch's thread while its first rows wait.
   ingest_options.on_new_table = [&table_watch](const std::string& table, const routing::Route& route) {
@@ -244,8 +262,11 @@ int run_command(const Args& args) {
 
   SystemdNotifier notifier;
   notifier.ready();
-  spdlog::info("hbingest running: topics {}, group {}, {} writer(s) to {}", fmt::join(config.kafka.topics, ","),
-               config.kafka.group_id, config.writer.writers, fmt::join(config.hbase.endpoints, ","));
+  timeline.mark("ready to poll");
+  const auto instance_id = config::resolve_group_instance_id(config.kafka.group_instance_id, config::host_name());
+  spdlog::info("hbingest running: topics {}, group {}{}, {} writer(s) to {}", fmt::join(config.kafka.topics, ","),
+               config.kafka.group_id, instance_id.empty() ? "" : " as static member " + instance_id,
+               config.writer.writers, fmt::join(config.hbase.endpoints, ","));
   bool failed = false;
   {
     ProgressReporter reporter(pipeline, pipeline_metrics, notifier, progress);

@@ -16,6 +16,11 @@ namespace hbingest::connectors {
 struct KafkaSourceOptions {
   std::string bootstrap_servers;  // overrides a "bootstrap.servers" property when not empty
   std::string group_id;           // overrides a "group.id" property when not empty
+  // Static membership (librdkafka's group.instance.id) when not empty; overrides the property. When
+  // the broker fences this member (another live member joined with the same id), poll() throws a
+  // fatal KafkaError naming the id, and from then on the source owns nothing (assignment() is
+  // empty), refuses every commit and closes without leaving the group.
+  std::string group_instance_id;
   // Topic names, or a single "^regex" (librdkafka subscribes to every matching topic).
   std::vector<std::string> topics;
   // Passed verbatim to rd_kafka_conf_set (SSL, SASL, tuning). A rejected key or value throws
@@ -47,8 +52,9 @@ struct KafkaSourceOptions {
 // after they are assigned (consumption resumes from the committed offsets; pause state is not
 // kept across a rebalance). The messages poll() returns may include some of partitions revoked or
 // lost during that call, collected before the rebalance was served. close() calls on_revoked once
-// with the whole assignment while still a group member, then leaves the group; commits are allowed
-// until close() returns, poll() is not.
+// with the whole assignment while still a group member, then leaves the group (a static member,
+// options.group_instance_id, stays in it until session.timeout.ms, so that it gets the same
+// partitions back when it returns); commits are allowed until close() returns, poll() is not.
 // A synchronous commit waits on a private queue, so its timeout holds even without a coordinator
 // (librdkafka's own synchronous commit would wait forever).
 // The answer to commit_async reaches the CommitListener from inside poll() (or at once, from

@@ -29,6 +29,7 @@
 #include "hbingest/ingest/offset_tracker.h"
 #include "hbingest/ingest/pipeline_observer.h"
 #include "hbingest/ingest/shutdown_budget.h"
+#include "hbingest/ingest/startup_timeline.h"
 #include "hbingest/ingest/writer_pool.h"
 #include "hbingest/routing/route.h"
 #include "hbingest/support/guarded_text.h"
@@ -97,6 +98,9 @@ struct PipelineOptions {
   // its max_tables), before the first row for it is batched: the app has the table watch check it
   // (and create it under table.create_table). Must not block.
   std::function<void(const std::string& table, const routing::Route& route)> on_new_table;
+  // Told of the first assignment, message and stored row (on the pipeline thread); may be null.
+  // Must outlive the pipeline.
+  StartupTimeline* startup_timeline = nullptr;
 };
 
 // Thrown by run() when an invalid event meets `on_invalid: fail`. Nothing at or after its offset
