@@ -81,8 +81,11 @@ def layout_of(contender: str) -> str:
     return "packed" if contender in PACKED_LAYOUT else "fields"
 
 
+LOG_PREFIX = "compare"  # bench/tools/restart.py says "restart"
+
+
 def log(message: str) -> None:
-    print(f"compare: {message}", file=sys.stderr, flush=True)
+    print(f"{LOG_PREFIX}: {message}", file=sys.stderr, flush=True)
 
 
 def run(cmd: list[str], **kwargs) -> str:
