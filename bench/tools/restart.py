@@ -91,11 +91,19 @@ class Daemon:
             raise BenchmarkBroken(f"{self.name}: {bad:.0f} event(s) invalid or dead-lettered")
 
     def wait_first_row(self, since: float, timeout: float = 180.0) -> float:
-        """Seconds from `since` until this process has stored a row."""
+        """Seconds from `since` until this process has stored a row; on the way, the moment it had
+        consumed its first message (self.first_message_at, its hbingest_events_consumed_total)."""
         deadline = time.monotonic() + timeout
+        self.first_message_at = None
         while time.monotonic() < deadline:
-            if self.rows() > 0:
-                return time.monotonic() - since
+            scrape = Scrape(self.port)
+            now = time.monotonic()
+            if self.first_message_at is None and scrape.sum("hbingest_events_consumed_total") > 0:
+                self.first_message_at = now
+            if scrape.sum("hbingest_rows_written_all_total") > 0:
+                if self.first_message_at is None:
+                    self.first_message_at = now
+                return now - since
             if not self.alive():
                 raise BenchmarkBroken(f"{self.name} exited {self.proc.returncode} before storing a row:\n{self.tail()}")
             time.sleep(0.02)
@@ -147,6 +155,47 @@ class Stream:
         self.proc.terminate()
         self.proc.wait(30)
         self.log.close()
+
+
+class GroupWatch:
+    """When the group, as the broker describes it, is stable with partitions assigned to members that
+    were not in it when the watch began: a new process has joined and got its partitions. Read every
+    `interval` s with the admin API; it needs nothing of the daemon, so it times a build that does
+    not log its own start too."""
+
+    def __init__(self, brokers: str, group: str, interval: float = 0.05):
+        from confluent_kafka.admin import AdminClient
+
+        self.admin = AdminClient({"bootstrap.servers": brokers})
+        self.group, self.interval = group, interval
+        self.old_members = self.members()[1]
+        self.joined_at: float | None = None
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+        self.thread.start()
+
+    def members(self) -> tuple[bool, set[str]]:
+        """(stable with every partition assigned to someone, member ids holding partitions)."""
+        from confluent_kafka import ConsumerGroupState
+
+        try:
+            description = self.admin.describe_consumer_groups([self.group], request_timeout=5)[self.group].result()
+        except Exception:  # not yet known to the coordinator
+            return False, set()
+        holding = {m.member_id for m in description.members
+                   if m.assignment is not None and m.assignment.topic_partitions}
+        return description.state == ConsumerGroupState.STABLE, holding
+
+    def watch(self) -> None:
+        while not self.stopping.is_set() and self.joined_at is None:
+            stable, holding = self.members()
+            if stable and holding and not holding & self.old_members:
+                self.joined_at = time.monotonic()
+            self.stopping.wait(self.interval)
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.thread.join()
 
 
 class CommitWatch:
@@ -308,13 +357,17 @@ class Restarts:
             for i in range(self.args.repeats):
                 group = f"{topic}_g{i}"  # a fresh group: nobody to wait for, offsets from the earliest
                 d = self.daemon(f"{table}_{i}", table, topic, group,
-                                f"bench-cold-{i}" if membership == "static" else None).start()
+                                f"bench-cold-{i}" if membership == "static" else None)
+                group_watch = GroupWatch(self.bench.stack.kafka, group)
+                d.start()
                 seconds = d.wait_first_row(d.started)
-                figures = {"first_row_s": seconds, "own": d.own_account()}
+                group_watch.close()
+                figures = {"first_row_s": seconds, "own": d.own_account(), "seen": seen(d, group_watch, d.started)}
                 d.check()
                 d.stop()
                 outcome.figures.append(figures)
-                log(f"cold {membership} {i + 1}/{self.args.repeats}: first row stored {seconds:.2f} s after start"
+                log(f"cold {membership} {i + 1}/{self.args.repeats}: first row stored {seconds:.2f} s after start "
+                    f"(seen: group stable / first message / first row ms {fmt_seen(figures['seen'], seconds)})"
                     + (f"; the daemon says {figures['own']}" if figures["own"] else ""))
         finally:
             self.bench.drop_table(table)
@@ -335,13 +388,18 @@ class Restarts:
             for i in range(self.args.repeats):
                 time.sleep(self.args.settle)
                 d.check()
+                group_watch = GroupWatch(self.bench.stack.kafka, topic)  # the members before the kill
                 killed_at = d.kill()
                 d = self.daemon(f"{table}_{i + 1}", table, topic, topic, instance)
                 d.start()
                 seconds = d.wait_first_row(killed_at)
+                group_watch.close()
                 outcome.figures.append({"kill_to_first_row_s": seconds, "start_to_first_row_s":
-                                        seconds - (d.started - killed_at), "own": d.own_account()})
-                log(f"kill {membership} {i + 1}/{self.args.repeats}: first row stored {seconds:.2f} s after the kill"
+                                        seconds - (d.started - killed_at), "own": d.own_account(),
+                                        "seen": seen(d, group_watch, killed_at)})
+                log(f"kill {membership} {i + 1}/{self.args.repeats}: first row stored {seconds:.2f} s after the kill "
+                    f"(seen: group stable / first message / first row ms "
+                    f"{fmt_seen(outcome.figures[-1]['seen'], seconds)})"
                     + (f"; the daemon says {outcome.figures[-1]['own']}" if outcome.figures[-1]["own"] else ""))
             time.sleep(self.args.settle)
             stream.stop()
@@ -414,6 +472,17 @@ class Restarts:
         return outcome
 
 
+def seen(d: Daemon, group_watch: GroupWatch, since: float) -> dict:
+    """What the benchmark saw from outside, in ms from `since`: the group stable with the new process's
+    partitions assigned (the broker's view), its first consumed message and its first stored row."""
+    ms = lambda at: (at - since) * 1000 if at is not None else float("nan")  # noqa: E731
+    return {"joined_ms": ms(group_watch.joined_at), "first_message_ms": ms(d.first_message_at)}
+
+
+def fmt_seen(seen: dict, first_row_s: float) -> str:
+    return f"{seen['joined_ms']:.0f} / {seen['first_message_ms']:.0f} / {first_row_s * 1000:.0f}"
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -453,16 +522,21 @@ def report(args, bench: compare.Bench, outcomes: list[Outcome], static_supported
             "fresh group each time)",
             "",
             "| membership | start → first row stored, s (min / median / max) | each run, s "
+            "| seen from outside: group stable with it / first message consumed / first row, ms "
             "| the daemon's own: joined group / first message / first row, ms |",
-            "|---|---|---|---|",
+            "|---|---|---|---|---|",
         ]
         for o in cold:
             firsts = [f["first_row_s"] for f in o.figures]
             lines.append(f"| {o.membership} | {compare.mmm(firsts, '.2f')} | {', '.join(f'{s:.2f}' for s in firsts)} "
+                         f"| {'; '.join(fmt_seen(f['seen'], f['first_row_s']) for f in o.figures)} "
                          f"| {'; '.join(fmt_own(f['own']) for f in o.figures)} |")
         lines += ["", "Start → first row: from the process start until its `hbingest_rows_written_all_total` is "
-                  "positive (read every 20 ms). The daemon's own figures come from its info line \"first row stored "
-                  "after X ms (joined group after Y ms, first message after Z ms)\", where it writes one."]
+                  "positive (read every 20 ms). Seen from outside, from the process start: the group stable with "
+                  "its partitions assigned to the new member (the broker's description of the group, read every "
+                  "50 ms), the daemon's `hbingest_events_consumed_total` positive, its first row. The daemon's own "
+                  "figures come from its info line \"first row stored after X ms (joined group after Y ms, first "
+                  "message after Z ms)\", where it writes one."]
     kill = [o for o in outcomes if o.scenario == "kill"]
     if kill:
         lines += [
@@ -471,9 +545,10 @@ def report(args, bench: compare.Bench, outcomes: list[Outcome], static_supported
             f"{args.partitions} partitions, one daemon, restarted at once)",
             "",
             "| membership | kill → first row stored, s (min / median / max) | each run, s "
-            "| new process start → first row, s | the daemon's own: joined / first message / first row, ms "
-            "| events produced and all stored |",
-            "|---|---|---|---|---|---|",
+            "| new process start → first row, s | seen from outside, from the kill: group stable with the new "
+            "member / first message consumed / first row, ms | the daemon's own (from its start): joined / "
+            "first message / first row, ms | events produced and all stored |",
+            "|---|---|---|---|---|---|---|",
         ]
         for o in kill:
             runs = [f for f in o.figures if "kill_to_first_row_s" in f]
@@ -483,6 +558,7 @@ def report(args, bench: compare.Bench, outcomes: list[Outcome], static_supported
             lines.append(
                 f"| {o.membership} | {compare.mmm(kills, '.2f')} | {', '.join(format(s, '.2f') for s in kills)} "
                 f"| {', '.join(format(s, '.2f') for s in starts)} "
+                f"| {'; '.join(fmt_seen(f['seen'], f['kill_to_first_row_s']) for f in runs)} "
                 f"| {'; '.join(fmt_own(f['own']) for f in runs)} | {stored:,} |")
         lines += ["", "Kill → first row: from SIGKILL to the restarted process's first stored row (its "
                   "`hbingest_rows_written_all_total` positive; it may re-store rows the killed one stored but had "
