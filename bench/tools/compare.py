@@ -845,13 +845,15 @@ def versions(build_dir: str) -> dict[str, str]:
 
 
 def hbingest_version(binary: str) -> str:
-    """What a given daemon binary says of itself, and its git commit when it was built in a checkout."""
+    """What a daemon binary says of itself, when it was linked, and the commit of the checkout holding it
+    (the binary carries no commit of its own: it was built there at or before that commit)."""
     version = run([binary, "--version"]).strip()
+    linked = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(Path(binary).stat().st_mtime))
     try:
         commit = run(["git", "-C", str(Path(binary).resolve().parent), "rev-parse", "--short", "HEAD"]).strip()
-        return f"{version}, built in a checkout at {commit}"
+        return f"{version}, linked {linked}, in a checkout now at {commit}"
     except (RuntimeError, OSError):
-        return version
+        return f"{version}, linked {linked}"
 
 
 def mmm(values: list[float], fmt: str) -> str:

@@ -258,16 +258,25 @@ class Restarts:
         self.static_supported = self.supports_static()
         self.recorded: set[str] = set()
 
+    def set_instance_id(self, cfg: dict, instance_id: str) -> None:
+        """--static-as option: kafka.group_instance_id; property: librdkafka's group.instance.id in
+        kafka.properties (for a build without the option that passes the property through)."""
+        if self.args.static_as == "option":
+            cfg["kafka"]["group_instance_id"] = instance_id
+        else:
+            cfg["kafka"].setdefault("properties", {})["group.instance.id"] = instance_id
+
     def supports_static(self) -> bool:
-        """Whether this build knows kafka.group_instance_id (check-config refuses an unknown option)."""
+        """Whether this build takes the instance id the way --static-as gives it (check-config refuses an
+        unknown option, and a build with the option refuses the property)."""
         cfg = json.loads(self.bench.config("probe", "probe", 0).read_text())
-        cfg["kafka"]["group_instance_id"] = "bench-probe"
+        self.set_instance_id(cfg, "bench-probe")
         path = self.bench.tmp / "probe_static.yaml"
         path.write_text(json.dumps(cfg))
         result = subprocess.run([self.hb, "check-config", str(path)], capture_output=True, text=True)
         if result.returncode != 0:
-            log(f"this build does not take kafka.group_instance_id ({result.stderr.strip()[-300:]}): "
-                "static membership is skipped")
+            log(f"this build does not take the instance id as a {self.args.static_as} "
+                f"({result.stderr.strip()[-300:]}): static membership is skipped")
         return result.returncode == 0
 
     def memberships(self) -> list[str]:
@@ -283,7 +292,7 @@ class Restarts:
         cfg["kafka"]["topics"] = [topic]
         cfg["kafka"]["commit_interval"] = self.args.commit_interval
         if instance_id:
-            cfg["kafka"]["group_instance_id"] = instance_id
+            self.set_instance_id(cfg, instance_id)
         cfg["logging"] = {"level": "info"}
         path = self.bench.tmp / f"{name}.yaml"
         path.write_text(json.dumps(cfg, indent=1))
@@ -513,7 +522,12 @@ def report(args, bench: compare.Bench, outcomes: list[Outcome], static_supported
         f"hbingest measured: `{bench.hb}` ({compare.hbingest_version(bench.hb)}).",
     ]
     if not static_supported:
-        lines += ["", "This build does not take `kafka.group_instance_id`: static membership was not run."]
+        lines += ["", "This build does not take the instance id "
+                  + ("(`kafka.group_instance_id`)" if args.static_as == "option" else
+                     "(`group.instance.id` in `kafka.properties`)") + ": static membership was not run."]
+    elif args.static_as == "property" and args.membership != "dynamic":
+        lines += ["", "Static membership: librdkafka's `group.instance.id` given in `kafka.properties` "
+                  "(`--static-as property`), not the daemon's `kafka.group_instance_id`."]
     cold = [o for o in outcomes if o.scenario == "cold"]
     if cold:
         lines += [
@@ -601,6 +615,9 @@ def main() -> int:
     p.add_argument("--scenarios", default="cold,kill,rolling", help="comma-separated subset of cold,kill,rolling")
     p.add_argument("--membership", choices=("both", *MEMBERSHIPS), default="both",
                    help="kafka.group_instance_id unset (dynamic), set (static), or each in turn (both)")
+    p.add_argument("--static-as", choices=("option", "property"), default="option",
+                   help="how a static member gets its id: kafka.group_instance_id (option), or librdkafka's "
+                   "group.instance.id in kafka.properties (property: for a build without the option)")
     p.add_argument("--repeats", type=int, default=3, help="cold starts and kills per membership")
     p.add_argument("--rate", type=float, default=2000.0, help="events per second produced during kill and rolling")
     p.add_argument("--partitions", type=int, default=12)
