@@ -48,8 +48,9 @@ from compare import REPO, BenchmarkBroken, Scrape, free_port, log, run  # noqa: 
 compare.LOG_PREFIX = "restart"
 
 # The daemon's own account of its start, when it gives one (info level).
-FIRST_ROW_LINE = re.compile(
-    r"first row stored after ([\d.]+) ms \(joined group after ([\d.]+) ms, first message after ([\d.]+) ms\)")
+# ("?" for a step it did not see.)
+FIRST_ROW_LINE = re.compile(r"first row stored after ([\d.]+|\?) ms \(joined group after ([\d.]+|\?) ms, "
+                            r"first message after ([\d.]+|\?) ms\)")
 MEMBERSHIPS = ("dynamic", "static")
 
 
@@ -113,8 +114,8 @@ class Daemon:
         """The daemon's info line about its first row (this process's part of the log), if it wrote one."""
         text = self.log_path.read_text(errors="replace")[self.log_offset:]
         if m := FIRST_ROW_LINE.search(text):
-            return {"first_row_ms": float(m.group(1)), "joined_ms": float(m.group(2)),
-                    "first_message_ms": float(m.group(3))}
+            ms = [float("nan") if v == "?" else float(v) for v in m.groups()]
+            return {"first_row_ms": ms[0], "joined_ms": ms[1], "first_message_ms": ms[2]}
         return None
 
     def kill(self) -> float:
