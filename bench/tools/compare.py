@@ -22,9 +22,10 @@ the Java peer's keys against `hbingest key build`. Any missing row or differing 
 After every run the table is flushed and its store files' size on disk taken. Nothing here asserts
 a speed.
 
---packed runs hbingest and hbingest_packed over the same events and reports, per row layout,
-events/s, the HBase and gateway JVMs' CPU per million events, cells and value bytes per event and
-the store size after the flush.
+--packed runs hbingest and hbingest_packed over the same events, with each layout's ceiling (ceiling,
+ceiling_packed), and reports, per row layout, events/s and its share of the layout's ceiling, the
+HBase and gateway JVMs' CPU per million events, cells and value bytes per event and the store size
+after the flush.
 
 --sweep runs hbingest alone over writer settings; --queries adds a steady /v1/events load to the
 daemon while it ingests. Results go to bench/RESULTS.md (or --out).
@@ -871,14 +872,15 @@ def of_ceiling(events_per_s: float, layout: str, ceilings: dict[str, float]) -> 
     return f"{events_per_s / ceilings[layout]:.2f}" if layout in ceilings else "—"
 
 
-def setting(args) -> str:
+def setting(args, who: str = "contenders") -> str:
     """The link and core settings of the run, for the report."""
-    link = (f"each contender's link to Kafka and to HBase (the gateway; for the Java peer ZooKeeper and the region "
-            f"servers) through Toxiproxy with {args.link_latency} ms added each way"
-            if args.link_latency else "contenders on loopback to the stack (no added latency)")
-    cpus = (f"contenders pinned to CPU(s) {args.client_cpus} (`taskset -c`; the stack on every core)"
-            if args.client_cpus else "contenders on every core")
-    return f"Setting: {link}; {cpus}."
+    hbase = "the gateway; for the Java peer ZooKeeper and the region servers" if who == "contenders" else "the gateway"
+    link = (f"the {who}' links to Kafka and to HBase ({hbase}) through Toxiproxy with {args.link_latency} ms added "
+            "each way"
+            if args.link_latency else f"the {who} on loopback to the stack (no added latency)")
+    cpus = (f"the {who} pinned to CPU(s) {args.client_cpus} (`taskset -c`; the stack on every core)"
+            if args.client_cpus else f"the {who} on every core")
+    return f"Setting: {link[0].upper()}{link[1:]}; {cpus}."
 
 
 def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Result]], queries: list[Result]) -> str:

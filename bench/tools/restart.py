@@ -512,7 +512,7 @@ def report(args, bench: compare.Bench, outcomes: list[Outcome], static_supported
         *(f"| {k} | {v} |" for k, v in compare.machine().items()),
         *(f"| {k} | {v} |" for k, v in compare.versions(args.build_dir).items()),
         "",
-        compare.setting(args),
+        compare.setting(args, who="daemons"),
         "",
         "Command:",
         "",
