@@ -642,15 +642,17 @@ class Bench:
         # The loader reads and prebuilds before its clock starts; the JVMs' window is its write phase,
         # which it announces on stderr.
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        jvm_before = None
+        jvm_before = jvm_after = None
         err_lines = []
         for line in proc.stderr:
             err_lines.append(line)
             if line.startswith("putmultiple_ceiling: writing"):
                 jvm_before = self.stack.jvm_cpu()
+            elif line.startswith("putmultiple_ceiling: written"):  # the window ends with the write phase
+                jvm_after = self.stack.jvm_cpu()
         out = proc.stdout.read()
         status, _, _ = wait_child(proc)
-        jvm_after = self.stack.jvm_cpu()
+        jvm_after = jvm_after or self.stack.jvm_cpu()
         if status != 0 or jvm_before is None:
             raise RuntimeError(f"putmultiple_ceiling exited {status}:\n{''.join(err_lines)[-2000:]}")
         report = json.loads([l for l in out.splitlines() if l.startswith("{")][-1])  # after any log lines
