@@ -33,7 +33,6 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import threading
