@@ -29,8 +29,14 @@ std::string describe_current_exception() noexcept {
 }  // namespace
 
 WriterPool::WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
-                       RetryPolicy retry, PipelineObserver& observer, TableGate* gate)
-    : options_(options), retry_(retry), observer_(observer), gate_(gate), sinks_(std::move(sinks)) {
+                       RetryPolicy retry, PipelineObserver& observer, TableGate* gate, support::GatewayShare* share)
+    : options_(options), retry_(retry), observer_(observer), gate_(gate), share_(share), sinks_(std::move(sinks)) {
+  if (share_ != nullptr) {
+    share_raised_ = share_->subscribe([this] {
+      { const std::lock_guard lock(mutex_); }  // a writer between its check and its wait is waiting now
+      work_available_.notify_all();
+    });
+  }
   threads_.reserve(sinks_.size());
   for (auto& sink : sinks_) {
     threads_.emplace_back([this, &sink] { run_writer(*sink); });
@@ -95,17 +101,33 @@ void WriterPool::report_unexpected_failure(const connectors::RowSink& sink, cons
   }
 }
 
+bool WriterPool::may_start_batch_locked() const {
+  return share_ == nullptr || batches_in_flight_ < share_->writer_batches(static_cast<int>(sinks_.size()));
+}
+
 void WriterPool::run_writer(connectors::RowSink& sink) {
   Backoff backoff(retry_.initial_backoff, retry_.max_backoff);
   for (;;) {
     Batch batch;
     {
       std::unique_lock lock(mutex_);
-      work_available_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_available_.wait(lock, [&] { return stopping_ || (!queue_.empty() && may_start_batch_locked()); });
       if (stopping_) return;
       batch = std::move(queue_.front());
       queue_.pop_front();
+      ++batches_in_flight_;
     }
+    // Counted until stored or given up at stop(); then a writer held back by the share may go.
+    struct InFlight {
+      WriterPool& pool;
+      ~InFlight() {
+        {
+          const std::lock_guard lock(pool.mutex_);
+          --pool.batches_in_flight_;
+        }
+        pool.work_available_.notify_one();
+      }
+    } in_flight{*this};
     backoff.reset();
     bool failing = false;  // this batch's last attempt failed: counted in failing_writers_
     for (;;) {

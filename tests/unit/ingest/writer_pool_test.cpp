@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <new>
@@ -269,6 +271,116 @@ TEST(WriterPool, TellsTheGateWhichTableAWriteFailedFor) {
   EXPECT_EQ(pool.take_completed().size(), 1u);
   pool.stop();
   EXPECT_EQ(gate.failed(), (std::vector<std::string>{"default:events"}));
+}
+
+// Counts the writes inside it at once (the largest count seen too); each write waits until the test
+// lets writes through (`open`), then stores the rows like FakeSink.
+class ConcurrencySink final : public connectors::RowSink {
+ public:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = true;
+    int inside = 0;
+    int most_inside = 0;
+    int written = 0;
+  };
+  ConcurrencySink(testing::FakeTable& table, Shared& shared) : inner_(table), shared_(shared) {}
+  std::vector<connectors::RejectedRow> write(const std::string& table, std::span<const connectors::RowMutation> rows,
+                                             const connectors::WriteOptions& options) override {
+    {
+      std::unique_lock lock(shared_.mutex);
+      shared_.most_inside = std::max(shared_.most_inside, ++shared_.inside);
+      shared_.changed.notify_all();
+      shared_.changed.wait(lock, [&] { return shared_.open; });
+    }
+    // Long enough that, unheld, the other writers would be inside meanwhile.
+    std::this_thread::sleep_for(2ms);
+    auto rejected = inner_.write(table, rows, options);
+    const std::lock_guard lock(shared_.mutex);
+    --shared_.inside;
+    ++shared_.written;
+    shared_.changed.notify_all();
+    return rejected;
+  }
+  std::string endpoint() const override { return "fake:1"; }
+
+ private:
+  testing::FakeSink inner_;
+  Shared& shared_;
+};
+
+Batch numbered_batch(int i) {
+  Batch batch = one_row_batch();
+  batch.rows[0].row = "r" + std::to_string(i);
+  return batch;
+}
+
+std::vector<std::unique_ptr<connectors::RowSink>> concurrency_sinks(int n, testing::FakeTable& table,
+                                                                    ConcurrencySink::Shared& shared) {
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < n; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(table, shared));
+  return sinks;
+}
+
+TEST(WriterPool, WhileAQueryRunsTheWritersKeepOnlyTheirShareInFlightAndStillStoreEverything) {
+  testing::FakeTable table;
+  ConcurrencySink::Shared shared;
+  CountingObserver observer;
+  support::GatewayShare share(1);
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, &share);
+  constexpr int kBatches = 40;
+  {
+    const auto query = share.register_query();  // runs for the whole test: ingest must not starve
+    for (int i = 0; i < kBatches; ++i) pool.submit(numbered_batch(i));
+    std::unique_lock lock(shared.mutex);
+    ASSERT_TRUE(shared.changed.wait_for(lock, 20s, [&] { return shared.written == kBatches; }))
+        << "only " << shared.written << " of " << kBatches << " batches stored while a query ran";
+    EXPECT_EQ(shared.most_inside, 1) << "more batches in flight than the share allows";
+  }
+  pool.stop();
+  const std::lock_guard lock(table.mutex);
+  for (int i = 0; i < kBatches; ++i) EXPECT_TRUE(table.rows.contains("r" + std::to_string(i))) << i;
+}
+
+TEST(WriterPool, WritersHeldBackForAQueryGoOnWhenItEnds) {
+  testing::FakeTable table;
+  ConcurrencySink::Shared shared;
+  shared.open = false;  // every write stays inside until the test opens
+  CountingObserver observer;
+  support::GatewayShare share(1);
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, &share);
+  auto query = share.register_query();
+  for (int i = 0; i < 4; ++i) pool.submit(numbered_batch(i));
+  std::unique_lock lock(shared.mutex);
+  ASSERT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside >= 1; }));
+  lock.unlock();
+  query = support::GatewayShare::Registration{};  // the query ends while one write is still inside
+  lock.lock();
+  // Only the share's listener can wake them: no batch has completed.
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside == 4; }))
+      << shared.inside << " of 4 writers took a batch after the query ended";
+  shared.open = true;
+  shared.changed.notify_all();
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.written == 4; }));
+  lock.unlock();
+  pool.stop();
+}
+
+TEST(WriterPool, WithoutAShareEveryWriterHasABatchInFlight) {
+  testing::FakeTable table;
+  ConcurrencySink::Shared shared;
+  shared.open = false;
+  CountingObserver observer;
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer);
+  for (int i = 0; i < 4; ++i) pool.submit(numbered_batch(i));
+  std::unique_lock lock(shared.mutex);
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside == 4; }));
+  shared.open = true;
+  shared.changed.notify_all();
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.written == 4; }));
+  lock.unlock();
+  pool.stop();
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "hbingest/connectors/row_sink.h"
 #include "hbingest/ingest/batcher.h"
 #include "hbingest/ingest/pipeline_observer.h"
+#include "hbingest/support/gateway_share.h"
 #include "hbingest/support/rate_limited_log.h"
 
 namespace hbingest::ingest {
@@ -46,9 +47,12 @@ struct RetryPolicy {
 
 class WriterPool {
  public:
-  // `gate` (optional) must outlive the pool.
+  // `gate` (optional) must outlive the pool. `share` (optional, must outlive the pool): while the
+  // daemon's queries run, the writers start a batch only while fewer than share->writer_batches()
+  // of theirs are in flight (one at least), leaving the gateways to the queries' scans.
   WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
-             RetryPolicy retry, PipelineObserver& observer, TableGate* gate = nullptr);
+             RetryPolicy retry, PipelineObserver& observer, TableGate* gate = nullptr,
+             support::GatewayShare* share = nullptr);
   // Stops and joins; batches not yet stored are dropped (their offsets were never committed).
   ~WriterPool();
   WriterPool(const WriterPool&) = delete;
@@ -66,6 +70,8 @@ class WriterPool {
 
  private:
   void run_writer(connectors::RowSink& sink);
+  // Under mutex_: the gateway share lets one more batch go out now.
+  bool may_start_batch_locked() const;
   // Counts this writer as failing (until its next success) and sleeps `delay`, woken by stop();
   // false when stopping.
   bool wait_before_retry(std::chrono::milliseconds delay, bool& failing);
@@ -77,6 +83,7 @@ class WriterPool {
   RetryPolicy retry_;
   PipelineObserver& observer_;
   TableGate* gate_;
+  support::GatewayShare* share_;
   std::vector<std::unique_ptr<connectors::RowSink>> sinks_;
 
   mutable std::mutex mutex_;
@@ -86,8 +93,12 @@ class WriterPool {
   std::deque<Batch> queue_;
   std::vector<BatchOutcome> completed_;
   bool stopping_ = false;
+  int batches_in_flight_ = 0;  // taken by a writer, not yet stored (retries included)
   std::atomic<int> failing_writers_{0};
   support::RateLimitedLog retry_log_{std::chrono::seconds(5)};  // one line per endpoint and interval in an outage
+  // Wakes the writers held back by the share when its last query ends; after mutex_ and
+  // work_available_ (which it uses), so it is gone before they are.
+  support::GatewayShare::Subscription share_raised_;
   // Last member: threads start after everything they use exists and are joined (in stop()) first.
   std::vector<std::thread> threads_;
 };
