@@ -271,5 +271,114 @@ TEST(WriterPool, TellsTheGateWhichTableAWriteFailedFor) {
   EXPECT_EQ(gate.failed(), (std::vector<std::string>{"default:events"}));
 }
 
+// Counts the calls inside write() at once; each takes `delay`. Fails (retriable) for table "down".
+class ConcurrencySink final : public connectors::RowSink {
+ public:
+  ConcurrencySink(std::atomic<int>& now, std::atomic<int>& most, std::chrono::milliseconds delay)
+      : now_(now), most_(most), delay_(delay) {}
+  std::vector<connectors::RejectedRow> write(const std::string& table, std::span<const connectors::RowMutation>,
+                                             const connectors::WriteOptions&) override {
+    if (table == "down") throw connectors::HBaseError("fake outage", "c:1", "putMultiple", true);
+    const int inside = ++now_;
+    int seen = most_.load();
+    while (inside > seen && !most_.compare_exchange_weak(seen, inside)) {
+    }
+    std::this_thread::sleep_for(delay_);
+    --now_;
+    return {};
+  }
+  std::string endpoint() const override { return "c:1"; }
+
+ private:
+  std::atomic<int>& now_;
+  std::atomic<int>& most_;
+  std::chrono::milliseconds delay_;
+};
+
+class DepthObserver final : public PipelineObserver {
+ public:
+  void on_writer_depth(std::size_t batches) override { depth = batches; }
+  std::atomic<std::size_t> depth{0};
+};
+
+Batch batch_for(const std::string& table) {
+  Batch batch = one_row_batch();
+  batch.table = table;
+  return batch;
+}
+
+std::size_t wait_for_completions(WriterPool& pool, std::size_t expected) {
+  std::size_t done = 0;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (done < expected && std::chrono::steady_clock::now() < give_up) {
+    pool.wait_for_completion(50ms);
+    done += pool.take_completed().size();
+  }
+  return done;
+}
+
+TEST(WriterPool, SendsNoMoreBatchesAtOnceThanTheDepthAllows) {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 6; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 5ms));
+  DepthObserver observer;
+  DepthControllerOptions depth;
+  depth.initial_depth = 2;
+  depth.window = std::chrono::hours(1);  // no decision: the depth stays where it started
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, depth);
+  EXPECT_EQ(observer.depth.load(), 2u) << "the starting depth is reported";
+  for (int i = 0; i < 40; ++i) pool.submit(batch_for("t"));
+  EXPECT_EQ(wait_for_completions(pool, 40), 40u);
+  pool.stop();
+  EXPECT_LE(most.load(), 2) << "six writers, a depth of two";
+  EXPECT_EQ(pool.estimate().depth, 2u);
+}
+
+TEST(WriterPool, ABatchBackingOffLeavesTheDepthToBatchesThatCanBeWritten) {
+  // A depth of one and a batch for a table that fails: while it backs off (and is retried, on its
+  // own writer), the batches behind it are written.
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
+  CountingObserver observer;
+  DepthControllerOptions depth;
+  depth.initial_depth = 1;
+  depth.window = std::chrono::hours(1);
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{5ms, 20ms}, observer, nullptr, depth);
+  pool.submit(batch_for("down"));
+  for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
+  EXPECT_EQ(wait_for_completions(pool, 10), 10u) << "the writable batches behind the failing one";
+  EXPECT_GT(observer.retries.load(), 0);
+  EXPECT_TRUE(pool.writes_failing());
+  pool.stop();
+}
+
+// Holds the batches of one table (as the table watch holds a missing one).
+class OneTableHeldGate final : public TableGate {
+ public:
+  bool writable(const std::string& table) const override { return table != "held"; }
+  void write_failed(const std::string&) override {}
+};
+
+TEST(WriterPool, ABatchHeldForItsTableDoesNotTakeTheDepthEither) {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
+  CountingObserver observer;
+  OneTableHeldGate gate;
+  DepthControllerOptions depth;
+  depth.initial_depth = 1;
+  depth.window = std::chrono::hours(1);
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, &gate, depth);
+  pool.submit(batch_for("held"));
+  for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
+  EXPECT_EQ(wait_for_completions(pool, 10), 10u);
+  EXPECT_TRUE(pool.writes_failing()) << "the held batch still counts as failing";
+  pool.stop();
+}
+
 }  // namespace
 }  // namespace hbingest::ingest
