@@ -198,7 +198,7 @@ int run_command(const Args& args) {
   // Declared before the writers and the queries, which both use it: destroyed after them.
   support::GatewayShare gateway_share(writer_batches_while_querying(config.writer));
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
-                             pipeline_metrics, &table_watch, &gateway_share);
+                             pipeline_metrics, &table_watch, {}, &gateway_share);
   auto ingest_options = pipeline_options(config);
   ingest_options.decoder.reads_key = routing::reads_decoded_key(routes);
   // A table a template makes from an event's values: watched from now on, checked (and under
