@@ -812,7 +812,9 @@ const Options<HttpConfig>& http_options() {
       boolean("allow_unauthenticated", &H::allow_unauthenticated,
               "Allow listen on a non-loopback address without a bearer token (anyone reaching the port can "
               "query). Without it such a config is refused."),
-      integer("max_concurrent_queries", &H::max_concurrent_queries, 1, 1024, "Queries served at once; more get 429."),
+      integer("max_concurrent_queries", &H::max_concurrent_queries, 1, 1024,
+              "Queries served at once; one more waits up to 1 s for a query to end, then gets 429 "
+              "(Retry-After: 1)."),
       integer("workers", &H::workers, 1, 1024,
               "Connections served at once per listener, one thread each for the connection's life (idle keep-alive "
               "included)."),

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "ordered_waiters.h"
 #include "thrift2_connection.h"
 #include "thrift2_conversions.h"
 
@@ -33,7 +34,8 @@ std::string reversed_stop_row(const std::string& start) {
 
 // Connections per endpoint, at most `max_connections` in all. A scanner borrows one for each call
 // only, so a time-ordered merge can have all n buckets in progress while only `max_connections`
-// calls run at once.
+// calls run at once. Calls waiting for a connection get one in order of their scan's priority (the
+// query's start: oldest query first), see OrderedWaiters.
 class ConnectionPool {
  public:
   ConnectionPool(const Thrift2Options& options, int max_connections)
@@ -44,8 +46,8 @@ class ConnectionPool {
 
   class Lease {
    public:
-    Lease(ConnectionPool& pool, std::size_t endpoint, Pick pick)
-        : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint, pick)) {}
+    Lease(ConnectionPool& pool, std::size_t endpoint, Pick pick, std::uint64_t priority)
+        : pool_(pool), endpoint_(endpoint), connection_(pool.acquire(endpoint, pick, priority)) {}
     ~Lease() { pool_.release(endpoint_, std::move(connection_), fate_); }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -75,11 +77,11 @@ class ConnectionPool {
  private:
   using Fate = Lease::Fate;
 
-  std::unique_ptr<Thrift2Connection> acquire(std::size_t endpoint, Pick pick) {
+  std::unique_ptr<Thrift2Connection> acquire(std::size_t endpoint, Pick pick, std::uint64_t priority) {
     std::unique_lock lock(mutex_);
     const bool reuse = pick == Pick::any;
-    available_.wait(lock,
-                    [&] { return (reuse && !idle_[endpoint].empty()) || total_ < max_connections_ || any_idle(); });
+    waiters_.wait(lock, priority,
+                  [&] { return (reuse && !idle_[endpoint].empty()) || total_ < max_connections_ || any_idle(); });
     if (reuse && !idle_[endpoint].empty()) {
       auto connection = std::move(idle_[endpoint].back());
       idle_[endpoint].pop_back();
@@ -94,21 +96,23 @@ class ConnectionPool {
 
   void release(std::size_t endpoint, std::unique_ptr<Thrift2Connection> connection, Fate fate) {
     std::vector<std::unique_ptr<Thrift2Connection>> dropped;  // closed outside the lock
-    {
-      std::lock_guard lock(mutex_);
-      if (fate == Fate::keep) {
-        idle_[endpoint].push_back(std::move(connection));
-      } else {
-        dropped.push_back(std::move(connection));
-        if (fate == Fate::drop_endpoint) {
-          auto& idle = idle_[endpoint];
-          for (auto& c : idle) dropped.push_back(std::move(c));
-          idle.clear();
-        }
-        total_ -= dropped.size();
+    const std::lock_guard lock(mutex_);
+    if (fate == Fate::keep) {
+      idle_[endpoint].push_back(std::move(connection));
+    } else {
+      dropped.push_back(std::move(connection));
+      if (fate == Fate::drop_endpoint) {
+        auto& idle = idle_[endpoint];
+        for (auto& c : idle) dropped.push_back(std::move(c));
+        idle.clear();
       }
+      total_ -= dropped.size();
     }
-    available_.notify_all();
+    // The first call in line only (each one let through wakes the next): waking every waiting
+    // scan worker on each release cost most of the daemon's CPU in context switches under a query
+    // load. Under the lock: the waiter it wakes cannot be gone meanwhile.
+    waiters_.notify_locked();
+    // `dropped` closes its sockets once the lock is released (declared before it).
   }
 
   bool any_idle() const {
@@ -131,7 +135,7 @@ class ConnectionPool {
   Thrift2Options options_;
   std::size_t max_connections_;
   std::mutex mutex_;
-  std::condition_variable available_;
+  detail::OrderedWaiters waiters_;
   std::map<std::size_t, std::vector<std::unique_ptr<Thrift2Connection>>> idle_;
   std::size_t total_ = 0;
   std::atomic<std::size_t> next_endpoint_{0};
@@ -270,7 +274,7 @@ class Thrift2RowScanner final : public RowScanner {
   // socket (the idle connections to that endpoint are dropped with it); other failures throw.
   bool call_on(std::size_t endpoint, ConnectionPool::Pick pick, const gen::TScan& scan, int rows,
                std::vector<gen::TResult>& results) {
-    ConnectionPool::Lease connection(pool_, endpoint, pick);
+    ConnectionPool::Lease connection(pool_, endpoint, pick, request_.priority);
     const bool reused = connection->connected();
     try {
       const InCall in_call(*this, *connection);

@@ -82,7 +82,8 @@ std::optional<std::string> metrics_token(const config::HttpConfig& http) {
 }
 
 struct QueryService::Impl {
-  Impl(const config::Config& config, const routing::RouteSet& routes_ref, prometheus::Registry* registry)
+  Impl(const config::Config& config, const routing::RouteSet& routes_ref, prometheus::Registry* registry,
+       support::GatewayShare* gateway_share)
       : routes(routes_ref),
         schema_registry(config.schema_registry.url
                             ? connectors::make_http_schema_registry(schema_registry_options(config.schema_registry))
@@ -97,7 +98,8 @@ struct QueryService::Impl {
                                          .max_limit = config.query.max_limit,
                                          .max_concurrent_queries = config.http.max_concurrent_queries,
                                          .bearer_token = config.http.bearer_token,
-                                         .max_response_bytes = config.http.max_response_bytes}) {}
+                                         .max_response_bytes = config.http.max_response_bytes,
+                                         .gateway_share = gateway_share}) {}
 
   std::optional<query::EventRoute> lookup(std::string_view event_id) const {
     const routing::Route* route = routes.for_query(event_id);  // falls back to the default route
@@ -155,8 +157,8 @@ struct QueryService::Impl {
 };
 
 QueryService::QueryService(const config::Config& config, const routing::RouteSet& routes,
-                           prometheus::Registry* registry)
-    : impl_(std::make_unique<Impl>(config, routes, registry)) {}
+                           prometheus::Registry* registry, support::GatewayShare* gateway_share)
+    : impl_(std::make_unique<Impl>(config, routes, registry, gateway_share)) {}
 QueryService::~QueryService() = default;
 
 std::optional<query::EventRoute> QueryService::route(std::string_view event_id) const {

@@ -121,6 +121,13 @@ ingest::RetryPolicy retry_policy(const config::WriterConfig& writer) {
   return ingest::RetryPolicy{writer.retry_initial_backoff, writer.retry_max_backoff};
 }
 
+int writer_batches_while_querying(const config::WriterConfig& writer) {
+  // Half: a query's scans then find the gateways and region servers no busier than with half the
+  // writers, while ingest keeps most of its rate (its batches are CPU-bound on a small cluster, so
+  // fewer of them each finish sooner).
+  return std::max(1, writer.writers / 2);
+}
+
 ingest::PipelineOptions pipeline_options(const config::Config& config) {
   ingest::PipelineOptions options;
   options.decode = config.decode;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hbingest/ingest/backoff.h"
+#include "hbingest/ingest/depth_controller.h"
 #include "hbingest/ingest/held_bytes.h"
 
 namespace hbingest::ingest {
@@ -722,20 +723,29 @@ void Pipeline::commit(bool synchronous, const std::vector<TopicPartition>* only)
 bool Pipeline::update_flow_control() {
   // Offsets count by window, not by pending events: completed offsets behind a stuck one are kept
   // too (offset_tracker.h). Bytes count what pending events hold (held_bytes.h).
-  const FlowLimits& writer = options_.flow;
+  // The row bounds follow the flow the writers see (depth_controller.h), within the configured
+  // caps; the byte bound is the configured one, exactly.
+  const FlowLimits& caps = options_.flow;
+  const std::size_t derived = derived_inflight_rows(writers_.estimate(), options_.batch.max_rows, options_.poll_batch);
+  const std::size_t max_rows = std::min(caps.max_inflight_rows, derived);
+  const std::size_t max_rows_per_partition =
+      std::min(caps.max_inflight_rows_per_partition, std::max(derived / 2, options_.batch.max_rows));
+  if (max_rows != reported_limits_.first || max_rows_per_partition != reported_limits_.second) {
+    reported_limits_ = {max_rows, max_rows_per_partition};
+    observer_.on_inflight_limits(max_rows, max_rows_per_partition);
+  }
   const std::size_t kept = tracker_.window_total();
   const std::size_t bytes = tracker_.pending_bytes();
-  const bool over_total = kept >= writer.max_inflight_rows || bytes >= writer.max_inflight_bytes;
-  const bool under_total =
-      kept < writer.max_inflight_rows * kResumeFraction && bytes < writer.max_inflight_bytes * kResumeFraction;
+  const bool over_total = kept >= max_rows || bytes >= caps.max_inflight_bytes;
+  const bool under_total = kept < max_rows * kResumeFraction && bytes < caps.max_inflight_bytes * kResumeFraction;
   std::vector<TopicPartition> to_pause;
   std::vector<TopicPartition> to_resume;
   for (const auto& tp : assigned_) {
     const std::size_t window = tracker_.window(tp);
     const bool is_paused = paused_.contains(tp);
-    if (!is_paused && (over_total || window >= writer.max_inflight_rows_per_partition)) {
+    if (!is_paused && (over_total || window >= max_rows_per_partition)) {
       to_pause.push_back(tp);
-    } else if (is_paused && under_total && window < writer.max_inflight_rows_per_partition * kResumeFraction) {
+    } else if (is_paused && under_total && window < max_rows_per_partition * kResumeFraction) {
       to_resume.push_back(tp);
     }
   }

@@ -92,6 +92,22 @@ PipelineMetrics::PipelineMetrics(prometheus::Registry& registry, std::function<s
                             "(what writer.max_inflight_bytes bounds).")
                           .Add({})),
       paused_partitions_(gauge(registry, "hbingest_paused_partitions", "Partitions paused by flow control.").Add({})),
+      writer_depth_(gauge(registry, "hbingest_writer_inflight_batches_limit",
+                          "Batches the writers may send at once, as the depth controller chose it from batch "
+                          "latency and acknowledged rows/s (at most writer.writers).")
+                        .Add({})),
+      inflight_rows_limit_(gauge(registry, "hbingest_inflight_rows_limit",
+                                 "The in-flight offset bound flow control applies now: derived from the writers' "
+                                 "flow, at most writer.max_inflight_rows.")
+                               .Add({})),
+      inflight_rows_per_partition_limit_(gauge(registry, "hbingest_inflight_rows_per_partition_limit",
+                                               "The per-partition in-flight offset bound applied now: derived, at most "
+                                               "writer.max_inflight_rows_per_partition.")
+                                             .Add({})),
+      kafka_read_ahead_(gauge(registry, "hbingest_kafka_read_ahead_bytes",
+                              "librdkafka's prefetch bound (queued.max.messages.kbytes), part of "
+                              "writer.max_inflight_bytes unless kafka.properties sets it.")
+                            .Add({})),
       partitions_waiting_for_schema_(gauge(registry, "hbingest_partitions_waiting_for_schema",
                                            "Partitions holding at a message whose schema the schema registry did "
                                            "not give (unreachable, timing out, 5xx); they resume by themselves.")
@@ -213,6 +229,15 @@ void PipelineMetrics::on_inflight(std::size_t rows, std::size_t bytes) {
 }
 
 void PipelineMetrics::on_paused_partitions(std::size_t count) { paused_partitions_.Set(static_cast<double>(count)); }
+
+void PipelineMetrics::on_writer_depth(std::size_t batches) { writer_depth_.Set(static_cast<double>(batches)); }
+
+void PipelineMetrics::on_inflight_limits(std::size_t rows, std::size_t rows_per_partition) {
+  inflight_rows_limit_.Set(static_cast<double>(rows));
+  inflight_rows_per_partition_limit_.Set(static_cast<double>(rows_per_partition));
+}
+
+void PipelineMetrics::on_kafka_read_ahead(std::size_t bytes) { kafka_read_ahead_.Set(static_cast<double>(bytes)); }
 
 void PipelineMetrics::on_partitions_waiting_for_schema(std::size_t count) {
   partitions_waiting_for_schema_.Set(static_cast<double>(count));

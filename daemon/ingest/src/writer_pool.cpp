@@ -29,8 +29,28 @@ std::string describe_current_exception() noexcept {
 }  // namespace
 
 WriterPool::WriterPool(std::vector<std::unique_ptr<connectors::RowSink>> sinks, connectors::WriteOptions options,
-                       RetryPolicy retry, PipelineObserver& observer, TableGate* gate)
-    : options_(options), retry_(retry), observer_(observer), gate_(gate), sinks_(std::move(sinks)) {
+                       RetryPolicy retry, PipelineObserver& observer, TableGate* gate, DepthControllerOptions depth,
+                       support::GatewayShare* share)
+    : options_(options),
+      retry_(retry),
+      observer_(observer),
+      gate_(gate),
+      share_(share),
+      sinks_(std::move(sinks)),
+      depth_(
+          [&] {
+            depth.max_depth = sinks_.size();
+            return depth;
+          }(),
+          std::chrono::steady_clock::now()),
+      estimate_(depth_.estimate()) {
+  observer_.on_writer_depth(depth_.depth());
+  if (share_ != nullptr) {
+    share_raised_ = share_->subscribe([this] {
+      { const std::lock_guard lock(mutex_); }  // a writer between its check and its wait is waiting now
+      work_available_.notify_all();
+    });
+  }
   threads_.reserve(sinks_.size());
   for (auto& sink : sinks_) {
     threads_.emplace_back([this, &sink] { run_writer(*sink); });
@@ -59,6 +79,26 @@ void WriterPool::submit(Batch batch) {
     queue_.push_back(std::move(batch));
   }
   work_available_.notify_one();
+}
+
+FlowEstimate WriterPool::estimate() const {
+  std::lock_guard lock(mutex_);
+  return estimate_;
+}
+
+void WriterPool::leave_depth() {
+  {
+    std::lock_guard lock(mutex_);
+    --in_flight_;
+  }
+  // A batch waiting in the queue may go in its place.
+  work_available_.notify_one();
+}
+
+void WriterPool::enter_depth() {
+  std::lock_guard lock(mutex_);
+  ++in_flight_;
+  depth_.on_send(in_flight_);
 }
 
 std::vector<BatchOutcome> WriterPool::take_completed() {
@@ -95,41 +135,66 @@ void WriterPool::report_unexpected_failure(const connectors::RowSink& sink, cons
   }
 }
 
+bool WriterPool::may_start_batch_locked() const {
+  const auto depth = depth_.depth();
+  if (share_ == nullptr) return in_flight_ < depth;
+  return in_flight_ < static_cast<std::size_t>(share_->writer_batches(static_cast<int>(depth)));
+}
+
 void WriterPool::run_writer(connectors::RowSink& sink) {
   Backoff backoff(retry_.initial_backoff, retry_.max_backoff);
   for (;;) {
     Batch batch;
     {
       std::unique_lock lock(mutex_);
-      work_available_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_available_.wait(lock, [&] { return stopping_ || (!queue_.empty() && may_start_batch_locked()); });
       if (stopping_) return;
       batch = std::move(queue_.front());
       queue_.pop_front();
+      ++in_flight_;
+      depth_.on_send(in_flight_);
     }
     backoff.reset();
     bool failing = false;  // this batch's last attempt failed: counted in failing_writers_
+    bool in_depth = true;  // counted in in_flight_ (not while it backs off)
+    const auto back_off = [&](std::chrono::milliseconds delay) {
+      if (std::exchange(in_depth, false)) leave_depth();
+      return wait_before_retry(delay, failing);
+    };
     for (;;) {
       if (gate_ != nullptr && !gate_->writable(batch.table)) {
         // Known to fail (missing table or family) or, for a disabled table, to tie up a gateway
         // handler for minutes: hold the batch, as if the attempt had failed, and ask again. Asking
         // costs nothing, so a long backoff does not delay the resumption.
-        if (!wait_before_retry(std::min(backoff.next(), kHeldBatchRecheck), failing)) return;
+        if (!back_off(std::min(backoff.next(), kHeldBatchRecheck))) return;
         continue;
       }
+      if (!std::exchange(in_depth, true)) enter_depth();
       const auto started = std::chrono::steady_clock::now();
       try {
         auto rejected = sink.write(batch.table, batch.rows, options_);
+        const auto finished = std::chrono::steady_clock::now();
         std::int64_t oldest_event_ms = 0;
         for (const auto& row : batch.rows) {
           if (oldest_event_ms == 0 || row.timestamp_ms < oldest_event_ms) oldest_event_ms = row.timestamp_ms;
         }
         observer_.on_batch_written(sink.endpoint(), batch.rows.size() - rejected.size(), batch.bytes,
-                                   std::chrono::steady_clock::now() - started, oldest_event_ms);
+                                   finished - started, oldest_event_ms);
         if (!rejected.empty()) observer_.on_rows_rejected(rejected.size());
         if (std::exchange(failing, false)) --failing_writers_;
+        bool depth_changed = false;
+        std::size_t depth = 0;
         {
           std::lock_guard lock(mutex_);
+          --in_flight_;
+          depth_changed = depth_.on_ack(batch.rows.size(), finished - started, finished);
+          depth = depth_.depth();
+          estimate_ = depth_.estimate();
           completed_.push_back({std::move(batch), std::move(rejected)});
+        }
+        if (depth_changed) {
+          observer_.on_writer_depth(depth);
+          work_available_.notify_all();  // a deeper pipeline: waiting writers may start
         }
         completion_available_.notify_all();
         break;
@@ -140,14 +205,14 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         retry_log_.log(spdlog::level::warn, e.endpoint(),
                        fmt::format("write of {} rows to {} failed (attempt {}), retrying in {} ms: {}",
                                    batch.rows.size(), batch.table, backoff.attempts(), delay.count(), e.what()));
-        if (!wait_before_retry(delay, failing)) return;  // not stored, not completed: its offsets stay uncommitted
+        if (!back_off(delay)) return;  // not stored, not completed: its offsets stay uncommitted
       } catch (...) {
         // Anything else is a bug in a sink or an allocation failure (std::bad_alloc). Letting it
         // escape would std::terminate the daemon; the batch is still whole, so it takes the retry
         // path like an HBase failure, counted apart so that it can alert.
         const auto delay = backoff.next();
         report_unexpected_failure(sink, batch, backoff.attempts(), delay);
-        if (!wait_before_retry(delay, failing)) return;
+        if (!back_off(delay)) return;
       }
     }
   }

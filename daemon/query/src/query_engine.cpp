@@ -318,6 +318,7 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
     const auto chunk = chunk_rows_for(query, ranges.size(), options_.chunk_rows);
     const std::size_t chunk_bytes = chunk_bytes_for(options, ranges.size(), options_.prefetch_chunks);
     const int first_rows = first_chunk_rows(chunk.first, chunk_bytes, row_sizes_.largest(query));
+    const std::uint64_t priority = next_query_.fetch_add(1);  // oldest query first at the scanner pool
     for (const auto& range : ranges) {
       requests.push_back(connectors::ScanRequest{.table = query.table,
                                                  .start_row = range.start,
@@ -326,7 +327,8 @@ QueryStats QueryEngine::execute(const Query& query, const QueryOptions& options,
                                                  .chunk_rows = first_rows,
                                                  .reversed = scans_backwards(query),
                                                  .max_chunk_rows = chunk.max,
-                                                 .max_chunk_bytes = chunk_bytes});
+                                                 .max_chunk_bytes = chunk_bytes,
+                                                 .priority = priority});
     }
     detail::ScannerOpener opener =
         [this](const connectors::ScanRequest& request) -> std::unique_ptr<connectors::RowScanner> {

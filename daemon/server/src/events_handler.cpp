@@ -11,6 +11,7 @@
 #include "hbingest/query/events_request.h"
 #include "hbingest/server/bearer_auth.h"
 #include "hbingest/server/row_json.h"
+#include "hbingest/support/gateway_share.h"
 
 #include "chunk_channel.h"
 
@@ -42,6 +43,10 @@ constexpr std::size_t kBufferedChunks = 4;      // between the query and the cli
 // Room kept under max_response_bytes for what follows the last row (totals, marker, error).
 constexpr std::size_t kTrailerReserve = 1024;
 constexpr std::size_t kMaxStreamedError = 128;
+// A request finding every query slot taken waits this long for one before it gets 429. It is the
+// Retry-After of that 429: a client told to come back after it is served no sooner, and a burst
+// of queries that each end in a fraction of it is served rather than half refused.
+constexpr std::chrono::seconds kAdmissionWait{1};
 
 // Thrown from the row callback to stop the query.
 struct ByteCapReached {};
@@ -66,11 +71,16 @@ class QueryRun {
   // `held_back`: what the handler waits for before it streams; the channel must hold that much
   // and one chunk more, or that wait and the query's push would wait for each other forever.
   QueryRun(query::QueryEngine& engine, query::Query events_query, bool ndjson, std::size_t row_bytes_cap,
-           std::size_t chunk_bytes, std::size_t held_back, std::size_t scans, std::counting_semaphore<>& slot)
+           std::size_t chunk_bytes, std::size_t held_back, std::size_t scans, std::counting_semaphore<>& slot,
+           support::GatewayShare* share)
       : channel_(std::max(kBufferedChunks * chunk_bytes, held_back + chunk_bytes)), chunk_bytes_(chunk_bytes) {
     outcome_.scans = scans;
-    thread_ = std::thread([this, &engine, q = std::move(events_query), ndjson, row_bytes_cap, &slot] {
-      produce(engine, q, ndjson, row_bytes_cap);
+    thread_ = std::thread([this, &engine, q = std::move(events_query), ndjson, row_bytes_cap, &slot, share] {
+      {
+        // Until the query is done with the gateways (a client still reading the last chunks does not count).
+        const auto running = share != nullptr ? share->register_query() : support::GatewayShare::Registration{};
+        produce(engine, q, ndjson, row_bytes_cap);
+      }
       slot.release();
       channel_.close();
     });
@@ -195,10 +205,11 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
   query::Query events_query = query_for(request);
   const std::size_t scans = engine_.plan(events_query).size();  // cannot throw: build_query planned it
 
-  if (!slots_.try_acquire()) {
-    auto res = error_response(
-        429, "too many concurrent queries (max " + std::to_string(options_.max_concurrent_queries) + ")");
-    res.headers.emplace_back("Retry-After", "1");
+  if (!slots_.try_acquire_for(kAdmissionWait)) {
+    auto res =
+        error_response(429, "too many concurrent queries (max " + std::to_string(options_.max_concurrent_queries) +
+                                ", none ended within " + std::to_string(kAdmissionWait.count()) + " s)");
+    res.headers.emplace_back("Retry-After", std::to_string(kAdmissionWait.count()));
     return res;
   }
   const bool ndjson = wants_ndjson(request);
@@ -210,7 +221,7 @@ HttpResponse EventsHandler::run(const HttpRequest& request) {
   std::shared_ptr<QueryRun> run;
   try {
     run = std::make_shared<QueryRun>(engine_, std::move(events_query), ndjson, row_bytes_cap, chunk_bytes,
-                                     options_.stream_after_bytes, scans, slots_);
+                                     options_.stream_after_bytes, scans, slots_, options_.gateway_share);
   } catch (...) {
     slots_.release();  // no thread took the slot over (e.g. none could be started)
     throw;

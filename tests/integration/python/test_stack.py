@@ -170,3 +170,23 @@ def test_the_registry_keeps_its_schemas_across_a_kill_and_a_restart():
         subprocess.run([STACK, "start", "registry"], check=True, capture_output=True)
     with urllib.request.urlopen(f"{base}/schemas/ids/{schema_id}", timeout=30) as answer:
         assert json.loads(json.load(answer)["schema"]) == json.loads(schema)
+
+
+def test_hbase_serves_writes_gets_and_scans_from_call_queues_of_their_own():
+    """Queries during catch-up (docs/operations.md): with one shared call queue, the daemon's scans
+    wait behind putMultiple batches whenever the handlers are busy with writes. hbstack configures
+    the split (hbase.ipc.server.callqueue.read.ratio / scan.ratio); what counts is what the running
+    HBase made of it, which each RPC server says once as it starts (RWQueueRpcExecutor)."""
+    import re
+
+    log = (Path(os.environ["HBSTACK_DIR"]) / "logs" / "hbase.log").read_text(errors="replace")
+    executors = re.findall(r"RWQueueRpcExecutor: default\.\S+ writeQueues=(\d+) writeHandlers=(\d+) "
+                           r"readQueues=(\d+) readHandlers=(\d+) scanQueues=(\d+) scanHandlers=(\d+)", log)
+    # The master's RPC server and every region server's: at least two in the stack's one JVM.
+    assert len(executors) >= 2, "no split call queues in this HBase's log:\n" + "\n".join(
+        line for line in log.splitlines() if "RpcExecutor" in line)
+    for write_queues, write_handlers, read_queues, read_handlers, scan_queues, scan_handlers in executors:
+        assert int(write_queues) >= 1 and int(write_handlers) >= 1
+        assert int(scan_queues) >= 1 and int(scan_handlers) >= 1, "scans share the gets' queues"
+        assert int(read_queues) >= 1 and int(read_handlers) >= 1
+    assert "Instantiated default.FPBQ" not in log, "an RPC server with one queue for everything"

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <new>
@@ -269,6 +271,235 @@ TEST(WriterPool, TellsTheGateWhichTableAWriteFailedFor) {
   EXPECT_EQ(pool.take_completed().size(), 1u);
   pool.stop();
   EXPECT_EQ(gate.failed(), (std::vector<std::string>{"default:events"}));
+}
+
+// Counts the writes inside it at once (the largest count seen too); each write waits until the test
+// lets writes through (`open`), then stores the rows like FakeSink.
+class HeldSink final : public connectors::RowSink {
+ public:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = true;
+    int inside = 0;
+    int most_inside = 0;
+    int written = 0;
+  };
+  HeldSink(testing::FakeTable& table, Shared& shared) : inner_(table), shared_(shared) {}
+  std::vector<connectors::RejectedRow> write(const std::string& table, std::span<const connectors::RowMutation> rows,
+                                             const connectors::WriteOptions& options) override {
+    {
+      std::unique_lock lock(shared_.mutex);
+      shared_.most_inside = std::max(shared_.most_inside, ++shared_.inside);
+      shared_.changed.notify_all();
+      shared_.changed.wait(lock, [&] { return shared_.open; });
+    }
+    // Long enough that, unheld, the other writers would be inside meanwhile.
+    std::this_thread::sleep_for(2ms);
+    auto rejected = inner_.write(table, rows, options);
+    const std::lock_guard lock(shared_.mutex);
+    --shared_.inside;
+    ++shared_.written;
+    shared_.changed.notify_all();
+    return rejected;
+  }
+  std::string endpoint() const override { return "fake:1"; }
+
+ private:
+  testing::FakeSink inner_;
+  Shared& shared_;
+};
+
+// The depth controller keeps all four writers' batches for the length of these tests: what they
+// check is the share's limit under it.
+DepthControllerOptions steady_depth() {
+  DepthControllerOptions depth;
+  depth.window = std::chrono::hours(1);
+  return depth;
+}
+
+Batch numbered_batch(int i) {
+  Batch batch = one_row_batch();
+  batch.rows[0].row = "r" + std::to_string(i);
+  return batch;
+}
+
+std::vector<std::unique_ptr<connectors::RowSink>> concurrency_sinks(int n, testing::FakeTable& table,
+                                                                    HeldSink::Shared& shared) {
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < n; ++i) sinks.push_back(std::make_unique<HeldSink>(table, shared));
+  return sinks;
+}
+
+TEST(WriterPool, WhileAQueryRunsTheWritersKeepOnlyTheirShareInFlightAndStillStoreEverything) {
+  testing::FakeTable table;
+  HeldSink::Shared shared;
+  CountingObserver observer;
+  support::GatewayShare share(1);
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, steady_depth(),
+                  &share);
+  constexpr int kBatches = 40;
+  {
+    const auto query = share.register_query();  // runs for the whole test: ingest must not starve
+    for (int i = 0; i < kBatches; ++i) pool.submit(numbered_batch(i));
+    std::unique_lock lock(shared.mutex);
+    ASSERT_TRUE(shared.changed.wait_for(lock, 20s, [&] { return shared.written == kBatches; }))
+        << "only " << shared.written << " of " << kBatches << " batches stored while a query ran";
+    EXPECT_EQ(shared.most_inside, 1) << "more batches in flight than the share allows";
+  }
+  pool.stop();
+  const std::lock_guard lock(table.mutex);
+  for (int i = 0; i < kBatches; ++i) EXPECT_TRUE(table.rows.contains("r" + std::to_string(i))) << i;
+}
+
+TEST(WriterPool, WritersHeldBackForAQueryGoOnWhenItEnds) {
+  testing::FakeTable table;
+  HeldSink::Shared shared;
+  shared.open = false;  // every write stays inside until the test opens
+  CountingObserver observer;
+  support::GatewayShare share(1);
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, steady_depth(),
+                  &share);
+  auto query = share.register_query();
+  for (int i = 0; i < 4; ++i) pool.submit(numbered_batch(i));
+  std::unique_lock lock(shared.mutex);
+  ASSERT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside >= 1; }));
+  lock.unlock();
+  query = support::GatewayShare::Registration{};  // the query ends while one write is still inside
+  lock.lock();
+  // Only the share's listener can wake them: no batch has completed.
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside == 4; }))
+      << shared.inside << " of 4 writers took a batch after the query ended";
+  shared.open = true;
+  shared.changed.notify_all();
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.written == 4; }));
+  lock.unlock();
+  pool.stop();
+}
+
+TEST(WriterPool, WithoutAShareEveryWriterHasABatchInFlight) {
+  testing::FakeTable table;
+  HeldSink::Shared shared;
+  shared.open = false;
+  CountingObserver observer;
+  WriterPool pool(concurrency_sinks(4, table, shared), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, steady_depth());
+  for (int i = 0; i < 4; ++i) pool.submit(numbered_batch(i));
+  std::unique_lock lock(shared.mutex);
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.inside == 4; }));
+  shared.open = true;
+  shared.changed.notify_all();
+  EXPECT_TRUE(shared.changed.wait_for(lock, 10s, [&] { return shared.written == 4; }));
+  lock.unlock();
+  pool.stop();
+}
+
+// Counts the calls inside write() at once; each takes `delay`. Fails (retriable) for table "down".
+class ConcurrencySink final : public connectors::RowSink {
+ public:
+  ConcurrencySink(std::atomic<int>& now, std::atomic<int>& most, std::chrono::milliseconds delay)
+      : now_(now), most_(most), delay_(delay) {}
+  std::vector<connectors::RejectedRow> write(const std::string& table, std::span<const connectors::RowMutation>,
+                                             const connectors::WriteOptions&) override {
+    if (table == "down") throw connectors::HBaseError("fake outage", "c:1", "putMultiple", true);
+    const int inside = ++now_;
+    int seen = most_.load();
+    while (inside > seen && !most_.compare_exchange_weak(seen, inside)) {
+    }
+    std::this_thread::sleep_for(delay_);
+    --now_;
+    return {};
+  }
+  std::string endpoint() const override { return "c:1"; }
+
+ private:
+  std::atomic<int>& now_;
+  std::atomic<int>& most_;
+  std::chrono::milliseconds delay_;
+};
+
+class DepthObserver final : public PipelineObserver {
+ public:
+  void on_writer_depth(std::size_t batches) override { depth = batches; }
+  std::atomic<std::size_t> depth{0};
+};
+
+Batch batch_for(const std::string& table) {
+  Batch batch = one_row_batch();
+  batch.table = table;
+  return batch;
+}
+
+std::size_t wait_for_completions(WriterPool& pool, std::size_t expected) {
+  std::size_t done = 0;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (done < expected && std::chrono::steady_clock::now() < give_up) {
+    pool.wait_for_completion(50ms);
+    done += pool.take_completed().size();
+  }
+  return done;
+}
+
+TEST(WriterPool, SendsNoMoreBatchesAtOnceThanTheDepthAllows) {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 6; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 5ms));
+  DepthObserver observer;
+  DepthControllerOptions depth;
+  depth.initial_depth = 2;
+  depth.window = std::chrono::hours(1);  // no decision: the depth stays where it started
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, depth);
+  EXPECT_EQ(observer.depth.load(), 2u) << "the starting depth is reported";
+  for (int i = 0; i < 40; ++i) pool.submit(batch_for("t"));
+  EXPECT_EQ(wait_for_completions(pool, 40), 40u);
+  pool.stop();
+  EXPECT_LE(most.load(), 2) << "six writers, a depth of two";
+  EXPECT_EQ(pool.estimate().depth, 2u);
+}
+
+TEST(WriterPool, ABatchBackingOffLeavesTheDepthToBatchesThatCanBeWritten) {
+  // A depth of one and a batch for a table that fails: while it backs off (and is retried, on its
+  // own writer), the batches behind it are written.
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
+  CountingObserver observer;
+  DepthControllerOptions depth;
+  depth.initial_depth = 1;
+  depth.window = std::chrono::hours(1);
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{5ms, 20ms}, observer, nullptr, depth);
+  pool.submit(batch_for("down"));
+  for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
+  EXPECT_EQ(wait_for_completions(pool, 10), 10u) << "the writable batches behind the failing one";
+  EXPECT_GT(observer.retries.load(), 0);
+  EXPECT_TRUE(pool.writes_failing());
+  pool.stop();
+}
+
+// Holds the batches of one table (as the table watch holds a missing one).
+class OneTableHeldGate final : public TableGate {
+ public:
+  bool writable(const std::string& table) const override { return table != "held"; }
+  void write_failed(const std::string&) override {}
+};
+
+TEST(WriterPool, ABatchHeldForItsTableDoesNotTakeTheDepthEither) {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
+  CountingObserver observer;
+  OneTableHeldGate gate;
+  DepthControllerOptions depth;
+  depth.initial_depth = 1;
+  depth.window = std::chrono::hours(1);
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, &gate, depth);
+  pool.submit(batch_for("held"));
+  for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
+  EXPECT_EQ(wait_for_completions(pool, 10), 10u);
+  EXPECT_TRUE(pool.writes_failing()) << "the held batch still counts as failing";
+  pool.stop();
 }
 
 }  // namespace

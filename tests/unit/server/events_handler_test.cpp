@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "hbingest/routing/row_mapping.h"
 #include "hbingest/server/http_server.h"
 #include "hbingest/server/row_json.h"
+#include "hbingest/support/gateway_share.h"
 
 namespace hbingest::server {
 namespace {
@@ -38,6 +41,7 @@ class EventsHandlerTest : public ::testing::Test {
   void start(EventsHandlerOptions options = {}, EngineOptions engine_options = {}) {
     engine_ = std::make_unique<QueryEngine>(factory_, engine_options);
     RouteLookup routes = [this](std::string_view event_id) -> std::optional<EventRoute> {
+      if (on_route_) on_route_();
       if (event_id != "login" && event_id != "order") return std::nullopt;
       return EventRoute{.table = table_.table(),
                         .spec = table_.spec(),
@@ -80,6 +84,7 @@ class EventsHandlerTest : public ::testing::Test {
   }
 
   EventTable table_{"events", 8};
+  std::function<void()> on_route_;  // called as a request is looked up, before it is admitted
   FakeScannerFactory factory_;
   std::unique_ptr<QueryEngine> engine_;
   std::unique_ptr<EventsHandler> handler_;
@@ -345,6 +350,68 @@ TEST_F(EventsHandlerTest, OverTheConcurrentQueryLimitIs429) {
   const auto again = get("/v1/events?event_id=login&limit=1");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
+}
+
+TEST_F(EventsHandlerTest, AQueryFindingEverySlotTakenWaitsForOneInsteadOfBeingRefused) {
+  // The first query holds the only slot until the second request has been looked up (it is then
+  // about to be admitted) and a little longer; the second must be served once the slot is free.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool release = false, entered = false, second_arrived = false;
+  int lookups = 0;
+  factory_.on_next = [&](const connectors::ScanRequest&, int) {
+    std::unique_lock lock(mutex);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  on_route_ = [&] {
+    const std::lock_guard lock(mutex);
+    if (++lookups == 2) second_arrived = true;
+    cv.notify_all();
+  };
+  start({.max_concurrent_queries = 1});
+  const auto query = [this] {
+    httplib::Client client("127.0.0.1", server_->port());
+    client.set_read_timeout(10, 0);
+    auto res = client.Get("/v1/events?event_id=login&limit=1");
+    return res ? res->status : -1;
+  };
+  auto first = std::async(std::launch::async, query);
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return entered; });
+  }
+  auto second = std::async(std::launch::async, query);
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return second_arrived; });
+  }
+  std::this_thread::sleep_for(100ms);  // well inside the admission wait; long after a refusal would have come
+  {
+    const std::lock_guard lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(first.get(), 200);
+  EXPECT_EQ(second.get(), 200) << "refused although the slot came free within the admission wait";
+}
+
+TEST_F(EventsHandlerTest, AQueryIsRegisteredInTheGatewayShareWhileItRunsAndNotAfter) {
+  support::GatewayShare share(1);
+  std::atomic<int> running_seen{-1};
+  factory_.on_next = [&](const connectors::ScanRequest&, int) { running_seen = share.running_queries(); };
+  start({.gateway_share = &share});
+  const auto res = get("/v1/events?event_id=login&limit=5");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(running_seen.load(), 1) << "its scans ran unregistered";
+  EXPECT_EQ(share.running_queries(), 0) << "still registered after it ended";
+  // A refused request (400) never registers.
+  const auto bad = get("/v1/events?event_id=login&from=yesterday");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(share.running_queries(), 0);
 }
 
 TEST(HttpServerTest, UnknownPathIs404AndPortZeroBindsEphemeral) {

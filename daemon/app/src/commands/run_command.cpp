@@ -38,6 +38,7 @@
 #include "hbingest/ingest/wall_clock.h"
 #include "hbingest/routing/build_routes.h"
 #include "hbingest/server/service_endpoints.h"
+#include "hbingest/support/gateway_share.h"
 
 namespace hbingest::app {
 
@@ -211,8 +212,10 @@ int run_command(const Args& args) {
   for (int i = 0; i < config.writer.writers; ++i) {
     sinks.push_back(connectors::make_thrift2_sink(thrift2, static_cast<std::size_t>(i)));
   }
+  // Declared before the writers and the queries, which both use it: destroyed after them.
+  support::GatewayShare gateway_share(writer_batches_while_querying(config.writer));
   ingest::WriterPool writers(std::move(sinks), write_options(config.writer), retry_policy(config.writer),
-                             pipeline_metrics, &table_watch);
+                             pipeline_metrics, &table_watch, {}, &gateway_share);
   auto ingest_options = pipeline_options(config);
   ingest_options.decoder.reads_key = routing::reads_decoded_key(routes);
   ingest_options.startup_timeline = &timeline;
@@ -233,7 +236,7 @@ int run_command(const Args& args) {
   std::unique_ptr<server::HttpServer> server;
   std::unique_ptr<server::HttpServer> health_server;
   if (config.http.enabled) {
-    queries = std::make_unique<QueryService>(config, routes, &registry);
+    queries = std::make_unique<QueryService>(config, routes, &registry, &gateway_share);
     server = std::make_unique<server::HttpServer>(http_server_options(config.http, http_tls));
     queries->mount(*server);
     const auto readiness = [&] {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct ScanRequest {
   // row the scan has returned so far, and for one row at least. 0: rows only. (HBase 2.6's Thrift2
   // TScan has no maxResultSize: the bound is kept here, on the client.)
   std::size_t max_chunk_bytes = 0;
+  // When calls wait for a connection of a shared pool, lower goes first (QueryEngine: the order
+  // in which its queries started, so the oldest query is served first). Equal: in arrival order.
+  std::uint64_t priority = 0;
 };
 
 // The rows a scan asks for in its next call, after one that asked for `current`: doubling up to

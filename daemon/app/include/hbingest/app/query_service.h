@@ -18,6 +18,10 @@ namespace prometheus {
 class Registry;
 }
 
+namespace hbingest::support {
+class GatewayShare;
+}
+
 namespace hbingest::app {
 
 // The query listener's connection limits from `http`, serving HTTPS when `tls` is set.
@@ -38,8 +42,10 @@ std::optional<std::string> metrics_token(const config::HttpConfig& http);
 class QueryService {
  public:
   // `registry` may be null (CLI): then no query metrics are recorded. Otherwise it must outlive
-  // this service.
-  QueryService(const config::Config& config, const routing::RouteSet& routes, prometheus::Registry* registry);
+  // this service. `gateway_share` (run: shared with the writers; it must outlive this service) has
+  // every /v1/events query registered while it runs.
+  QueryService(const config::Config& config, const routing::RouteSet& routes, prometheus::Registry* registry,
+               support::GatewayShare* gateway_share = nullptr);
   ~QueryService();
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;

@@ -33,6 +33,9 @@ connectors::DeadLetterProducerOptions dead_letter_options(const config::Config& 
 query::EngineOptions engine_options(const config::QueryConfig& query);
 connectors::WriteOptions write_options(const config::WriterConfig& writer);
 ingest::RetryPolicy retry_policy(const config::WriterConfig& writer);
+// The batches the writers may have in flight while a query of this daemon runs (GatewayShare):
+// half of writer.writers, at least one.
+int writer_batches_while_querying(const config::WriterConfig& writer);
 ingest::PipelineOptions pipeline_options(const config::Config& config);
 ingest::TableSettings table_settings(const config::Config& config);
 ingest::TableWatchOptions table_watch_options(const config::Config& config);

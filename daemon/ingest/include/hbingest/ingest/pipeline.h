@@ -60,6 +60,8 @@ struct PipelineStats {
 // Consumption pauses when the events in flight reach these bounds and resumes below 80% of them.
 // Rows count the offsets kept by the offset tracker (a stuck event keeps the completed ones after
 // it); bytes count what the pending events hold in memory, decoded cells included (held_bytes.h).
+// The row bounds applied are derived from the writers' flow (derived_inflight_rows(), the
+// per-partition one half of it) and these are their caps; the byte bound applies as it is.
 struct FlowLimits {
   std::size_t max_inflight_rows = 200000;
   std::size_t max_inflight_bytes = 256 * 1024 * 1024;
@@ -257,6 +259,8 @@ class Pipeline final : public connectors::RebalanceListener, public connectors::
   std::map<connectors::TopicPartition, SchemaHold, connectors::TopicPartitionLess> schema_holds_;
   event_formats::DecodeFailure schema_wait_;  // the last decode that found the registry unavailable
   support::RateLimitedLog schema_log_{std::chrono::seconds(30)};
+  // The row bounds last told to the observer (total, per partition).
+  std::pair<std::size_t, std::size_t> reported_limits_{0, 0};
   // Since when a limit has been reached without pausing (update_flow_control()).
   std::optional<std::chrono::steady_clock::time_point> holding_since_;
   // Failed dead letters by the time of their next send.

@@ -61,6 +61,10 @@ class PipelineMetrics final : public PipelineObserver {
   void on_rows_rejected(std::size_t rows) override;
   void on_inflight(std::size_t rows, std::size_t bytes) override;
   void on_paused_partitions(std::size_t count) override;
+  void on_writer_depth(std::size_t batches) override;
+  void on_inflight_limits(std::size_t rows, std::size_t rows_per_partition) override;
+  // librdkafka's read-ahead (queued.max.messages.kbytes), as the app set it at the start.
+  void on_kafka_read_ahead(std::size_t bytes);
   void on_partitions_waiting_for_schema(std::size_t count) override;
   void on_schema_cache(const event_formats::SchemaCacheStats& stats) override;
   void on_commit(std::string_view topic, std::int32_t partition, std::int64_t offset) override;
@@ -113,6 +117,10 @@ class PipelineMetrics final : public PipelineObserver {
   prometheus::Gauge& inflight_rows_;
   prometheus::Gauge& inflight_bytes_;
   prometheus::Gauge& paused_partitions_;
+  prometheus::Gauge& writer_depth_;
+  prometheus::Gauge& inflight_rows_limit_;
+  prometheus::Gauge& inflight_rows_per_partition_limit_;
+  prometheus::Gauge& kafka_read_ahead_;
   prometheus::Gauge& partitions_waiting_for_schema_;
   prometheus::Counter& schema_fetches_;
   prometheus::Counter& schema_fetch_failures_;

@@ -39,6 +39,10 @@ class PipelineObserver {
   virtual void on_rows_rejected(std::size_t /*rows*/) {}
   virtual void on_inflight(std::size_t /*rows*/, std::size_t /*bytes*/) {}
   virtual void on_paused_partitions(std::size_t /*count*/) {}
+  // The batches the writers may send at once (DepthController), on every change (writer threads).
+  virtual void on_writer_depth(std::size_t /*batches*/) {}
+  // The in-flight bounds flow control applies now: derived from the flow, within the configured caps.
+  virtual void on_inflight_limits(std::size_t /*rows*/, std::size_t /*rows_per_partition*/) {}
   // Partitions holding until the schema registry gives a schema (Pipeline::hold_for_schema).
   virtual void on_partitions_waiting_for_schema(std::size_t /*count*/) {}
   // The decoder's schema caches, summed (fetches and failures are totals so far).

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,6 +78,7 @@ class QueryEngine {
   EngineOptions options_;
   QueryObserver* observer_;
   std::atomic<int> open_scanners_{0};
+  std::atomic<std::uint64_t> next_query_{0};  // each query's scans carry its number as their priority
   RowSizes row_sizes_;
 };
 

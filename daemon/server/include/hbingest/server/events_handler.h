@@ -15,9 +15,9 @@
 // `stream_after_bytes` are held back: a query that ends (or fails) within them gets a plain
 // response with its own status and, for NDJSON, X-Hbingest-Count/-Truncated/-Scans headers:
 // 400 {"error":"parameter 'from': <reason>","parameter":"from"} for bad input; 401 bearer token missing/wrong (when
-// set); 429 more than max_concurrent_queries in flight; 503 HBase unreachable (retriable HBaseError); 502 other HBase
-// errors; 504 query deadline. Past them the status line (200) has gone out, so a later failure ends the body with the
-// error instead, keeping it parseable:
+// set); 429 (Retry-After: 1) when max_concurrent_queries are in flight and none ends within a second; 503 HBase
+// unreachable (retriable HBaseError); 502 other HBase errors; 504 query deadline. Past them the status line (200) has
+// gone out, so a later failure ends the body with the error instead, keeping it parseable:
 //   JSON    ...],"count":N,"truncated":true,"truncated_by":"error","error":"...","status":504,...}
 //   NDJSON  a last line {"error":"...","status":504,"count":N}
 // A body reaching `max_response_bytes` stops the query and ends cleanly with a marker:
@@ -42,6 +42,10 @@
 #include "hbingest/query/query_engine.h"
 #include "hbingest/server/http_server.h"
 
+namespace hbingest::support {
+class GatewayShare;
+}
+
 namespace hbingest::server {
 
 // event_id → route; nullopt when the event type is not routed (→ 400). Called concurrently.
@@ -54,6 +58,9 @@ struct EventsHandlerOptions {
   std::optional<std::string> bearer_token{};          // set: required on every request
   std::size_t max_response_bytes = 16 * 1024 * 1024;  // body size at which a response is cut
   std::size_t stream_after_bytes = 64 * 1024;         // held back before the status line
+  // Set (it must outlive the handler): each query is registered in it while it runs, so that the
+  // daemon's writers leave the gateways to its scans meanwhile.
+  support::GatewayShare* gateway_share = nullptr;
 };
 
 class EventsHandler {
@@ -71,7 +78,7 @@ class EventsHandler {
   RouteLookup routes_;
   EventsHandlerOptions options_;
   query::RequestRules rules_;
-  std::counting_semaphore<> slots_;  // free query slots; try-acquired, never waited on
+  std::counting_semaphore<> slots_;  // free query slots; waited on for at most kAdmissionWait
 };
 
 }  // namespace hbingest::server

@@ -1,0 +1,127 @@
+#include "hbingest/ingest/depth_controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace hbingest::ingest {
+
+namespace {
+
+using Seconds = std::chrono::duration<double>;
+
+// The quarter second of flow derived_inflight_rows() keeps ready beyond the batches at the gateways.
+constexpr double kFlowHeadroomSeconds = 0.25;
+
+}  // namespace
+
+DepthController::DepthController(DepthControllerOptions options, Clock::time_point now)
+    : options_(options),
+      depth_(std::clamp<std::size_t>(options.initial_depth, 1, std::max<std::size_t>(options.max_depth, 1))),
+      window_start_(now) {
+  options_.max_depth = std::max<std::size_t>(options_.max_depth, 1);
+  options_.base_windows = std::max<std::size_t>(options_.base_windows, 1);
+  estimate_.depth = depth_;
+}
+
+void DepthController::on_send(std::size_t in_flight) { most_in_flight_ = std::max(most_in_flight_, in_flight); }
+
+bool DepthController::on_ack(std::size_t rows, Clock::duration latency, Clock::time_point now) {
+  ++acks_;
+  rows_ += rows;
+  latency_sum_ += std::chrono::duration_cast<Seconds>(latency).count();
+  if (now - window_start_ < options_.window || acks_ < depth_) return false;
+  return decide(now);
+}
+
+bool DepthController::decide(Clock::time_point now) {
+  const double elapsed = std::chrono::duration_cast<Seconds>(now - window_start_).count();
+  const double rows_per_second = elapsed > 0 ? static_cast<double>(rows_) / elapsed : 0;
+  const double latency = latency_sum_ / static_cast<double>(acks_);
+  recent_latencies_.push_back(latency);
+  if (recent_latencies_.size() > options_.base_windows) recent_latencies_.pop_front();
+  const double base = *std::min_element(recent_latencies_.begin(), recent_latencies_.end());
+
+  const std::size_t before = depth_;
+  // Batches waiting at the gateway beyond the ones being worked on (Vegas' diff).
+  const double waiting = latency > 0 ? static_cast<double>(depth_) * (1 - base / latency) : 0;
+  if (most_in_flight_ >= depth_) {
+    if (cooldown_windows_ > 0) --cooldown_windows_;
+    // Ends a run of steps: the next exploration goes the other way, after a pause.
+    const auto settle = [&](bool explore_up_next) {
+      explore_up_ = explore_up_next;
+      cooldown_windows_ = options_.probe_every;
+    };
+    switch (std::exchange(last_step_, Step::none)) {
+      case Step::up:
+        if (rows_per_second <= reference_rows_per_second_ * (1 + options_.min_gain)) {
+          --depth_;  // latency without throughput: back
+          settle(false);
+        } else if (depth_ < options_.max_depth) {
+          ++depth_;  // the step bought throughput: another one
+          last_step_ = Step::up;
+          reference_rows_per_second_ = rows_per_second;
+        } else {
+          settle(false);
+        }
+        break;
+      case Step::probe:
+        if (rows_per_second < reference_rows_per_second_ * (1 - options_.min_gain)) {
+          ++depth_;  // the probe cost throughput: back
+          settle(true);
+        } else if (depth_ > 1) {
+          --depth_;  // as fast with less: one less again, judged against where the probing started
+          last_step_ = Step::probe;
+        } else {
+          settle(true);
+        }
+        break;
+      case Step::none:
+        if (waiting > options_.shrink_above) {
+          depth_ -= std::min(depth_ - 1, std::max<std::size_t>(1, depth_ / 4));
+        } else if (cooldown_windows_ > 0) {
+        } else if (explore_up_ && waiting < options_.grow_below && depth_ < options_.max_depth) {
+          ++depth_;
+          last_step_ = Step::up;
+          reference_rows_per_second_ = rows_per_second;
+        } else if (depth_ > 1) {
+          // Started too deep, the base latency itself holds a queue that no window shows: one
+          // batch less, kept while it costs no throughput (its lower latency becomes the base).
+          --depth_;
+          last_step_ = Step::probe;
+          reference_rows_per_second_ = rows_per_second;
+        } else {
+          explore_up_ = true;
+        }
+        break;
+    }
+  }
+
+  estimate_ = FlowEstimate{
+      .depth = depth_,
+      .rows_per_second = rows_per_second,
+      .mean_batch_rows = static_cast<double>(rows_) / static_cast<double>(acks_),
+      .mean_latency = std::chrono::duration_cast<std::chrono::nanoseconds>(Seconds(latency)),
+      .base_latency = std::chrono::duration_cast<std::chrono::nanoseconds>(Seconds(base)),
+  };
+  window_start_ = now;
+  acks_ = 0;
+  rows_ = 0;
+  latency_sum_ = 0;
+  // The batches still at the gateways belong to the next window too.
+  most_in_flight_ = 0;
+  return depth_ != before;
+}
+
+std::size_t derived_inflight_rows(const FlowEstimate& estimate, std::size_t batch_max_rows, std::size_t poll_batch) {
+  const double batch_rows =
+      estimate.mean_batch_rows > 0 ? estimate.mean_batch_rows : static_cast<double>(batch_max_rows);
+  const double at_gateways = static_cast<double>(std::max<std::size_t>(estimate.depth, 1)) * batch_rows;
+  const double ready = std::max(at_gateways, estimate.rows_per_second * kFlowHeadroomSeconds);
+  const double rows = at_gateways + ready + static_cast<double>(batch_max_rows) + static_cast<double>(poll_batch);
+  // Bounded before the conversion: a hostile or broken estimate must not overflow it.
+  constexpr double kMost = 1e12;
+  return static_cast<std::size_t>(std::ceil(std::min(rows, kMost)));
+}
+
+}  // namespace hbingest::ingest
