@@ -3,7 +3,11 @@
 // cuts them into batches the way the daemon's defaults do, and only then starts the clock: `--writers`
 // connections send the prebuilt batches with putMultiple as fast as the gateway takes them.
 //
-//   build/bench/putmultiple_ceiling --brokers B --topic T --thrift2 H:P --table T --events N
+//   build/bench/putmultiple_ceiling --brokers B --topic T --thrift2 H:P --table T --events N [--packed]
+//
+// --packed: the rows of a route packing each event into one cell, as bench/compare.sh's
+// `hbingest_packed` configures it (columns: [{from: kafka:value, to: "d:raw", type: bytes}]), so the
+// packed layout has a ceiling of its own.
 //
 // Prints one JSON line: events, write seconds, CPU seconds of the write phase (getrusage), and the
 // process's peak RSS (which includes every prebuilt batch, so it says nothing about a streaming
@@ -41,6 +45,7 @@ struct Args {
   std::size_t events = 0;
   std::string buckets = "100";
   std::int64_t ttl_ms = 0;
+  bool packed = false;
   // The daemon's defaults unless told otherwise, so the ceiling uses its connections and batch size.
   int writers = config::WriterConfig{}.writers;
   std::size_t batch_rows = config::WriterConfig{}.batch_max_rows;
@@ -54,6 +59,16 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+// compare.sh's packed route: the message value as received, one cell per event.
+config::ColumnConfig packed_column() {
+  config::ColumnConfig column;
+  column.from = "kafka:value";
+  column.to = "d:raw";
+  column.type = "bytes";
+  column.source = "putmultiple_ceiling --packed";
+  return column;
+}
+
 // Every event of the topic up to `args.events`, as the daemon's rows, cut like the daemon's batcher
 // (by rows or bytes, whichever is reached first). Any invalid event is an error: compare.sh
 // preloads valid events only, and a row the daemon would not write has no place in its ceiling.
@@ -65,7 +80,10 @@ std::vector<Batch> prebuild(const Args& args) {
   options.properties = {{"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"}};
   connectors::KafkaSource source(options);
   event_formats::EventDecoder decoder(config::DecodeConfig{});
-  const auto mapping = routing::RowMapping::from_decode(config::DecodeConfig{});
+  // The mapping the daemon builds for the route (routing/src/build_routes.cpp): its columns when
+  // packed, else decode's default one cell per top-level field.
+  const auto mapping = args.packed ? routing::RowMapping::from_columns({packed_column()}, config::NullFields::skip)
+                                   : routing::RowMapping::from_decode(config::DecodeConfig{});
   routing::RowCells cells;
   const auto spec = keyspec::KeySpec::preset("events", {{"buckets", args.buckets}});
 
@@ -147,6 +165,7 @@ int main(int argc, char** argv) {
   cli.add_option("--ttl-ms", args.ttl_ms, "per-put TTL (_ttl attribute)")->required();
   cli.add_option("--writers", args.writers, "connections")->capture_default_str();
   cli.add_option("--batch-rows", args.batch_rows, "rows per putMultiple")->capture_default_str();
+  cli.add_flag("--packed", args.packed, "one cell per event, the message value (d:raw), as a packed route writes");
   CLI11_PARSE(cli, argc, argv);
 
   try {
@@ -176,6 +195,9 @@ int main(int argc, char** argv) {
     }
     for (auto& t : writers) t.join();
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    // ... and ends it here: the JVMs' and the machine's CPU are taken over the write phase alone.
+    std::fprintf(stderr, "putmultiple_ceiling: written\n");
+    std::fflush(stderr);
     const double cpu = cpu_seconds() - cpu_before;
     if (failed) throw std::runtime_error(failure);
 

@@ -7,6 +7,8 @@
 //   | ts as yyyyMMddHHmmssSSS (UTC) | partition (4 digits) | offset (19 digits)
 // one cell per top-level JSON field in family d, cell timestamp = ts, TTL on every put.
 // compare.sh checks the keys it writes to --sample-file against `hbingest key build`.
+// With the system property bench.proxy.ports (compare.sh --link-latency) its HBase connections go
+// through the benchmark's proxies: ProxiedSocketFactory says how.
 //
 //   java -cp CLASSPATH KafkaToHBase --brokers B --topic T --group G --zookeeper H:P --table T
 //        --events N --buckets 100 --ttl-ms 86400000 [--sample-file F --sample-every K]
@@ -120,6 +122,12 @@ public final class KafkaToHBase {
     String[] zk = args.get("--zookeeper").split(":");
     hbase.set("hbase.zookeeper.quorum", zk[0]);
     hbase.set("hbase.zookeeper.property.clientPort", zk[1]);
+    if (!System.getProperty("bench.proxy.ports", "").isEmpty()) {
+      // The blocking client makes its sockets with Hadoop's socket factory, which can redirect them;
+      // the default Netty client connects on its own.
+      hbase.set("hbase.rpc.client.impl", "org.apache.hadoop.hbase.ipc.BlockingRpcClient");
+      hbase.set("hadoop.rpc.socket.factory.class.default", ProxiedSocketFactory.class.getName());
+    }
 
     long written = 0;
     long started = System.nanoTime();

@@ -10,6 +10,8 @@ round with the order rotated, each contender into a freshly bootstrapped pre-spl
             decode.format: avro): its cells must equal the JSON run's
   java      bench/peers/KafkaToHBase.java: KafkaConsumer + BufferedMutator, its own keys
   ceiling   build/bench/putmultiple_ceiling: prebuilt putMultiple batches through the same gateway
+  ceiling_packed  the same, its rows packed as hbingest_packed's route packs them (the packed layout's
+            ceiling; --packed runs it)
   hbingest_packed  (not by default; --packed) `hbingest run` as hbingest, but its route packs each
             event into one cell (columns: [{from: kafka:value, to: "d:raw", type: bytes}]) instead
             of one text cell per top-level field
@@ -20,12 +22,18 @@ the Java peer's keys against `hbingest key build`. Any missing row or differing 
 After every run the table is flushed and its store files' size on disk taken. Nothing here asserts
 a speed.
 
---packed runs hbingest and hbingest_packed over the same events and reports, per row layout,
-events/s, the HBase and gateway JVMs' CPU per million events, cells and value bytes per event and
-the store size after the flush.
+--packed runs hbingest and hbingest_packed over the same events, with each layout's ceiling (ceiling,
+ceiling_packed), and reports, per row layout, events/s and its share of the layout's ceiling, the
+HBase and gateway JVMs' CPU per million events, cells and value bytes per event and the store size
+after the flush.
 
 --sweep runs hbingest alone over writer settings; --queries adds a steady /v1/events load to the
 daemon while it ingests. Results go to bench/RESULTS.md (or --out).
+
+--link-latency MS puts a Toxiproxy server of the benchmark's own between every contender and the stack
+(Kafka, the Thrift2 gateway, and for the Java peer ZooKeeper and the region servers), MS added each
+way; --client-cpus LIST runs the contenders under `taskset -c LIST` (the stack keeps every core).
+Every table gives each contender's events/s as a share of the ceiling of its row layout.
 """
 
 from __future__ import annotations
@@ -46,14 +54,20 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling", "hbingest_packed")
+CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling", "hbingest_packed", "ceiling_packed")
 DEFAULT_CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling")
+PACKED_CONTENDERS = ("hbingest", "hbingest_packed", "ceiling", "ceiling_packed")
+# The row layout each contender writes, and the contender that is that layout's ceiling.
+PACKED_LAYOUT = ("hbingest_packed", "ceiling_packed")
+LAYOUT_CEILING = {"fields": "ceiling", "packed": "ceiling_packed"}
+TOXIPROXY = REPO / ".tools" / "bin" / "toxiproxy-server"
 # The packed route's one cell per event: the message value as received.
 PACKED_COLUMNS = [{"from": "kafka:value", "to": "d:raw", "type": "bytes"}]
 TTL_MS = 86_400_000  # 1 day: preloaded events must not expire (default 10 min) while the rounds run
@@ -64,8 +78,15 @@ class BenchmarkBroken(RuntimeError):
     """Something is wrong with a contender's result (rows missing, keys differing): not a speed."""
 
 
+def layout_of(contender: str) -> str:
+    return "packed" if contender in PACKED_LAYOUT else "fields"
+
+
+LOG_PREFIX = "compare"  # bench/tools/restart.py says "restart"
+
+
 def log(message: str) -> None:
-    print(f"compare: {message}", file=sys.stderr, flush=True)
+    print(f"{LOG_PREFIX}: {message}", file=sys.stderr, flush=True)
 
 
 def run(cmd: list[str], **kwargs) -> str:
@@ -114,6 +135,8 @@ def wait_child(proc: subprocess.Popen) -> tuple[int, float, float]:
 class Stack:
     env: dict[str, str]
     state_dir: Path
+    # Processes of the benchmark's own counted with the stack's (name -> pid): the link proxy.
+    extra_pids: dict[str, int] = field(default_factory=dict)
 
     def store_bytes(self, table: str) -> tuple[int, int]:
         """(bytes, files) of the table's store files on local disk: the standalone HBase's root dir is
@@ -139,6 +162,7 @@ class Stack:
     def jvm_cpu(self) -> dict[str, float]:
         """CPU seconds so far of the stack's JVMs, and of the whole machine ("machine": every busy core)."""
         cpu = {c: proc_cpu_seconds(self.pid(c)) for c in ("hbase", "thrift2", "kafka")}
+        cpu.update({name: proc_cpu_seconds(pid) for name, pid in self.extra_pids.items()})
         cpu["machine"] = machine_busy_seconds()
         return cpu
 
@@ -153,6 +177,92 @@ class Stack:
     @property
     def zookeeper(self) -> str:
         return self.env["HBINGEST_ZK"]
+
+    def region_servers(self) -> list[str]:
+        """host:port of every live region server, as HBase publishes them (hbstack admin servers)."""
+        out = run([str(REPO / "stack" / "hbstack"), "admin", "servers"])
+        servers = []
+        for line in out.splitlines():  # {"server":"127.0.0.1,19120,<start code>","port":19120,...}, then a summary
+            entry = json.loads(line)
+            if "server" in entry and "port" in entry:
+                servers.append(f"{entry['server'].split(',')[0]}:{entry['port']}")
+        if not servers:
+            raise RuntimeError(f"hbstack admin servers named no region server:\n{out}")
+        return servers
+
+
+class LinkProxies:
+    """--link-latency: a Toxiproxy server of the benchmark's own (scripts/install-deps.sh installs it, the
+    fault tier uses it the same way) with a latency toxic of `ms` on each direction of every proxy.
+
+    - Kafka: the broker's PROXIED listener advertises HBINGEST_KAFKA_VIA_PROXY, where the proxy listens,
+      so a client bootstrapped there keeps every connection (fetches, the group coordinator, commits,
+      the dead-letter producer) on the proxy.
+    - The Thrift2 gateway: hbingest, its queries and the ceiling write through it.
+    - ZooKeeper and each region server: the Java peer's HBase client talks to them directly; it finds the
+      region servers in hbase:meta under their real addresses, so its sockets are redirected to the
+      proxies by bench/peers/ProxiedSocketFactory (java_properties()).
+
+    The benchmark's own reads (preload, verification, flush) go straight to the stack."""
+
+    def __init__(self, stack: Stack, ms: int, log_path: Path):
+        if not TOXIPROXY.exists():
+            raise RuntimeError(f"{TOXIPROXY} is missing: run scripts/install-deps.sh")
+        self.ms = ms
+        self.api = f"http://127.0.0.1:{free_port()}"
+        self.log = open(log_path, "ab")
+        host, port = self.api.rsplit("/", 1)[1].split(":")
+        self.process = subprocess.Popen([str(TOXIPROXY), "-host", host, "-port", port], stdout=self.log,
+                                        stderr=subprocess.STDOUT)
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(self.api + "/version", timeout=1).read()
+                break
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"toxiproxy-server exited {self.process.returncode} (log: {log_path})")
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"toxiproxy-server did not answer within 15 s (log: {log_path})")
+        stack.extra_pids["toxiproxy"] = self.process.pid
+        self.kafka = self.proxy("kafka", stack.env["HBINGEST_KAFKA_PROXIED"], stack.env["HBINGEST_KAFKA_VIA_PROXY"])
+        self.thrift2 = self.proxy("thrift2", stack.thrift2)
+        self.zookeeper = self.proxy("zookeeper", stack.zookeeper)
+        self.region_servers = {server.rsplit(":", 1)[1]: self.proxy(f"regionserver_{i}", server)
+                               for i, server in enumerate(stack.region_servers())}
+        log(f"link latency {ms} ms each way through toxiproxy ({self.api}): kafka {self.kafka}, gateway "
+            f"{self.thrift2}, zookeeper {self.zookeeper}, region servers "
+            + ", ".join(f"{port} -> {p}" for port, p in self.region_servers.items()))
+
+    def call(self, method: str, path: str, body: dict) -> None:
+        request = urllib.request.Request(self.api + path, json.dumps(body).encode(), method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=10).read()
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"toxiproxy {method} {path}: {e.code} {e.read().decode(errors='replace')}") from e
+
+    def proxy(self, name: str, upstream: str, listen: str | None = None) -> str:
+        listen = listen or f"127.0.0.1:{free_port()}"
+        self.call("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
+        for stream in ("upstream", "downstream"):
+            self.call("POST", f"/proxies/{name}/toxics",
+                      {"name": f"latency_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
+                       "attributes": {"latency": self.ms, "jitter": 0}})
+        return listen
+
+    def java_properties(self) -> list[str]:
+        """The JVM options that send the Java peer's region-server connections through the proxies."""
+        return ["-Dbench.proxy.ports=" + ",".join(f"{port}={p}" for port, p in self.region_servers.items())]
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
 
 
 def stack_up() -> Stack:
@@ -196,10 +306,19 @@ class Result:
 
 
 class Bench:
-    def __init__(self, args: argparse.Namespace, stack: Stack):
+    def __init__(self, args: argparse.Namespace, stack: Stack, link: LinkProxies | None = None):
         self.args = args
         self.stack = stack
-        self.hb = str(REPO / args.build_dir / "hbingest")
+        # Where the contenders reach the stack: through the link proxies when --link-latency, else
+        # directly (the benchmark's own preload, checks and flushes always go directly).
+        self.link = link
+        self.client_kafka = link.kafka if link else stack.kafka
+        self.client_thrift2 = link.thrift2 if link else stack.thrift2
+        self.client_zookeeper = link.zookeeper if link else stack.zookeeper
+        # --client-cpus: the contenders (not the stack) on those cores only.
+        self.pin = ["taskset", "-c", args.client_cpus] if args.client_cpus else []
+        # --hbingest: another build's daemon (a "before" binary) against this tree's tools and ceiling.
+        self.hb = str(Path(args.hbingest).resolve()) if args.hbingest else str(REPO / args.build_dir / "hbingest")
         self.ceiling = str(REPO / args.build_dir / "bench" / "putmultiple_ceiling")
         self.run_id = time.strftime("%Y%m%d%H%M%S")
         self.topic = f"cmp_{self.run_id}"
@@ -232,8 +351,8 @@ class Bench:
             stamp.touch()
         return f"{classes}:{classpath}"
 
-    def java(self, main: str, *args: str) -> list[str]:
-        return ["java", "-Xmx512m", "-cp", self.classpath, main, *args]
+    def java(self, main: str, *args: str, jvm_options: tuple[str, ...] = ()) -> list[str]:
+        return ["java", "-Xmx512m", *jvm_options, "-cp", self.classpath, main, *args]
 
     def preload(self) -> None:
         cmd = [self.hb, "gen", "--brokers", self.stack.kafka, "--topic", self.topic, "--partitions",
@@ -318,13 +437,14 @@ class Bench:
         self.commands.append(f"{tool} convert avro {' '.join(ids)}  # each event of {self.topic}, into {self.avro_topic}")
 
     def config(self, table: str, group: str, http_port: int, overrides: dict | None = None, avro: bool = False,
-               packed: bool = False) -> Path:
-        """The daemon's config: defaults, except where the benchmark must say where and how long."""
+               packed: bool = False, direct: bool = False) -> Path:
+        """The daemon's config: defaults, except where the benchmark must say where and how long.
+        direct: the stack's own addresses, not the link proxies (the benchmark's bootstrap)."""
         writer = dict(overrides or {})
         cfg = {
-            "kafka": {"bootstrap_servers": self.stack.kafka, "group_id": group,
+            "kafka": {"bootstrap_servers": self.stack.kafka if direct else self.client_kafka, "group_id": group,
                       "topics": [self.avro_topic if avro else self.topic]},
-            "hbase": {"endpoints": [self.stack.thrift2]},
+            "hbase": {"endpoints": [self.stack.thrift2 if direct else self.client_thrift2]},
             "routes": [{"event_types": ["login", "order"], "table": table, "preset": "events",
                         "preset_params": {"buckets": str(self.args.buckets)}}],
             "table": {"ttl": f"{TTL_MS}ms"},
@@ -334,6 +454,10 @@ class Bench:
         }
         if writer:
             cfg["writer"] = writer
+        if direct:
+            # createTable of a table pre-split at 100 buckets can take longer than one call's default
+            # 10 s on a loaded machine; it is the benchmark's setup, not a measurement.
+            cfg["hbase"]["read_timeout"] = "120s"
         if packed:
             cfg["routes"][0]["columns"] = PACKED_COLUMNS
         if avro:
@@ -351,7 +475,7 @@ class Bench:
         return int(re.search(r"^\s+writers: (\d+)$", effective, re.M).group(1))
 
     def fresh_table(self, table: str) -> None:
-        run([self.hb, "bootstrap", "--config", str(self.config(table, "unused", 0))])
+        run([self.hb, "bootstrap", "--config", str(self.config(table, "unused", 0, direct=True))])
 
     def drop_table(self, table: str) -> None:
         run(self.java("TableTool", self.stack.zookeeper, "drop", table))
@@ -365,7 +489,7 @@ class Bench:
             raise BenchmarkBroken(
                 f"{contender}: table {table} holds {rows} rows, expected {self.args.events}: "
                 f"{self.args.events - rows} row(s) missing")
-        layout = "packed" if contender == "hbingest_packed" else "fields"
+        layout = layout_of(contender)
         if layout == "packed":
             # One cell per event holding the message value as received: as many cells as rows, and
             # as many value bytes as the topic's messages carry.
@@ -411,7 +535,7 @@ class Bench:
                      avro: bool = False, packed: bool = False) -> Result:
         port = free_port()
         config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides, avro, packed)
-        cmd = [self.hb, "run", "--config", str(config)]
+        cmd = [*self.pin, self.hb, "run", "--config", str(config)]
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
         daemon_log = self.tmp / f"{table}.log"
@@ -470,11 +594,12 @@ class Bench:
 
     def run_java(self, table: str, rnd: int) -> Result:
         sample = self.tmp / f"{table}.sample.tsv"
-        cmd = self.java("KafkaToHBase", "--brokers", self.stack.kafka, "--topic", self.topic, "--group",
-                        f"cmp_{self.run_id}_{table}", "--zookeeper", self.stack.zookeeper, "--table", table,
-                        "--events", str(self.args.events), "--buckets", str(self.args.buckets), "--ttl-ms",
-                        str(TTL_MS), "--sample-file", str(sample), "--sample-every",
-                        str(max(1, self.args.events // self.args.key_samples)))
+        cmd = self.pin + self.java("KafkaToHBase", "--brokers", self.client_kafka, "--topic", self.topic, "--group",
+                                   f"cmp_{self.run_id}_{table}", "--zookeeper", self.client_zookeeper, "--table",
+                                   table, "--events", str(self.args.events), "--buckets", str(self.args.buckets),
+                                   "--ttl-ms", str(TTL_MS), "--sample-file", str(sample), "--sample-every",
+                                   str(max(1, self.args.events // self.args.key_samples)),
+                                   jvm_options=tuple(self.link.java_properties()) if self.link else ())
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
         err_file = self.tmp / f"{table}.stderr"
@@ -505,22 +630,29 @@ class Bench:
                                       f"peer {peer_hex}, hbingest key build {ours} (event {event})")
         log(f"java peer: {len(lines)} sampled keys equal `hbingest key build`")
 
-    def run_ceiling(self, table: str, rnd: int) -> Result:
-        cmd = [self.ceiling, "--brokers", self.stack.kafka, "--topic", self.topic, "--thrift2", self.stack.thrift2,
-               "--table", table, "--events", str(self.args.events), "--buckets", str(self.args.buckets),
-               "--ttl-ms", str(TTL_MS)]
+    def run_ceiling_packed(self, table: str, rnd: int) -> Result:
+        result = self.run_ceiling(table, rnd, packed=True)
+        result.contender = "ceiling_packed"
+        return result
+
+    def run_ceiling(self, table: str, rnd: int, packed: bool = False) -> Result:
+        cmd = [*self.pin, self.ceiling, "--brokers", self.client_kafka, "--topic", self.topic, "--thrift2",
+               self.client_thrift2, "--table", table, "--events", str(self.args.events), "--buckets",
+               str(self.args.buckets), "--ttl-ms", str(TTL_MS), *(["--packed"] if packed else [])]
         # The loader reads and prebuilds before its clock starts; the JVMs' window is its write phase,
         # which it announces on stderr.
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        jvm_before = None
+        jvm_before = jvm_after = None
         err_lines = []
         for line in proc.stderr:
             err_lines.append(line)
             if line.startswith("putmultiple_ceiling: writing"):
                 jvm_before = self.stack.jvm_cpu()
+            elif line.startswith("putmultiple_ceiling: written"):  # the window ends with the write phase
+                jvm_after = self.stack.jvm_cpu()
         out = proc.stdout.read()
         status, _, _ = wait_child(proc)
-        jvm_after = self.stack.jvm_cpu()
+        jvm_after = jvm_after or self.stack.jvm_cpu()
         if status != 0 or jvm_before is None:
             raise RuntimeError(f"putmultiple_ceiling exited {status}:\n{''.join(err_lines)[-2000:]}")
         report = json.loads([l for l in out.splitlines() if l.startswith("{")][-1])  # after any log lines
@@ -715,12 +847,47 @@ def versions(build_dir: str) -> dict[str, str]:
     }
 
 
+def hbingest_version(binary: str) -> str:
+    """What a daemon binary says of itself, when it was linked, and the commit of the checkout holding it
+    (the binary carries no commit of its own: it was built there at or before that commit)."""
+    version = run([binary, "--version"]).strip()
+    linked = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(Path(binary).stat().st_mtime))
+    try:
+        commit = run(["git", "-C", str(Path(binary).resolve().parent), "rev-parse", "--short", "HEAD"]).strip()
+        return f"{version}, linked {linked}, in a checkout now at {commit}"
+    except (RuntimeError, OSError):
+        return f"{version}, linked {linked}"
+
+
 def mmm(values: list[float], fmt: str) -> str:
     return " / ".join(format(v, fmt) for v in (min(values), statistics.median(values), max(values)))
 
 
+def ceiling_medians(results: list[Result]) -> dict[str, float]:
+    """Per row layout, the median events/s of its ceiling's runs (absent when the ceiling did not run)."""
+    return {layout: statistics.median([r.events_per_s for r in results if r.contender == ceiling])
+            for layout, ceiling in LAYOUT_CEILING.items() if any(r.contender == ceiling for r in results)}
+
+
+def of_ceiling(events_per_s: float, layout: str, ceilings: dict[str, float]) -> str:
+    """events/s as a share of the layout's median ceiling, for a table cell ("" without a ceiling)."""
+    return f"{events_per_s / ceilings[layout]:.2f}" if layout in ceilings else "—"
+
+
+def setting(args, who: str = "contenders") -> str:
+    """The link and core settings of the run, for the report."""
+    hbase = "the gateway; for the Java peer ZooKeeper and the region servers" if who == "contenders" else "the gateway"
+    link = (f"the {who}' links to Kafka and to HBase ({hbase}) through Toxiproxy with {args.link_latency} ms added "
+            "each way"
+            if args.link_latency else f"the {who} on loopback to the stack (no added latency)")
+    cpus = (f"the {who} pinned to CPU(s) {args.client_cpus} (`taskset -c`; the stack on every core)"
+            if args.client_cpus else f"the {who} on every core")
+    return f"Setting: {link[0].upper()}{link[1:]}; {cpus}."
+
+
 def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Result]], queries: list[Result]) -> str:
     digests = "; ".join(f"{layout}: SHA-256 {d[2]}" for layout, d in bench.cell_digest.items())
+    ceilings = ceiling_medians(results)
     lines = [
         "# Ingest comparison (`bench/compare.sh`)",
         "",
@@ -741,31 +908,38 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
         "one cell per event), byte for byte" + (f" ({digests})" if digests else "") + ". Then the table is "
         "flushed and its store files measured on disk.",
         "",
+        setting(args),
+        "",
         "Command:",
         "",
         "```",
         "bench/compare.sh " + shlex.join(sys.argv[1:]),
         "```",
+        *([f"", f"hbingest measured: `{bench.hb}` ({hbingest_version(bench.hb)})."] if args.hbingest else []),
     ]
     if results:
         lines += [
             "",
             f"## Contenders, {args.rounds} round(s), min / median / max",
             "",
-            "| contender | events/s | wall s | client CPU s per M events | client peak RSS MiB "
-            "| HBase JVM CPU s | gateway JVM CPU s | Kafka JVM CPU s | machine busy cores |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| contender | events/s | / ceiling of its layout (medians) | wall s | client CPU s per M events "
+            "| client peak RSS MiB | HBase JVM CPU s | gateway JVM CPU s | Kafka JVM CPU s "
+            + ("| toxiproxy CPU s " if args.link_latency else "") + "| machine busy cores |",
+            "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.link_latency else ""),
         ]
         for c in CONTENDERS:
             rs = [r for r in results if r.contender == c]
             if not rs:
                 continue
             lines.append(
-                f"| {c} | {mmm([r.events_per_s for r in rs], ',.0f')} | {mmm([r.seconds for r in rs], '.1f')} "
+                f"| {c} | {mmm([r.events_per_s for r in rs], ',.0f')} "
+                f"| {of_ceiling(statistics.median([r.events_per_s for r in rs]), layout_of(c), ceilings)} "
+                f"| {mmm([r.seconds for r in rs], '.1f')} "
                 f"| {mmm([r.cpu_per_million for r in rs], '.1f')} | {mmm([r.peak_rss_mib for r in rs], '.0f')} "
                 f"| {mmm([r.jvm_cpu['hbase'] for r in rs], '.1f')} | {mmm([r.jvm_cpu['thrift2'] for r in rs], '.1f')} "
                 f"| {mmm([r.jvm_cpu['kafka'] for r in rs], '.1f')} "
-                f"| {mmm([r.jvm_cpu['machine'] / r.seconds for r in rs], '.2f')} |")
+                + (f"| {mmm([r.jvm_cpu['toxiproxy'] for r in rs], '.1f')} " if args.link_latency else "")
+                + f"| {mmm([r.jvm_cpu['machine'] / r.seconds for r in rs], '.2f')} |")
         med = {c: statistics.median([r.events_per_s for r in results if r.contender == c])
                for c in CONTENDERS if any(r.contender == c for r in results)}
         if "hbingest" in med:
@@ -773,6 +947,9 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             for other in ("java", "ceiling"):
                 if other in med:
                     lines.append(f"- hbingest / {other} (median events/s): **{med['hbingest'] / med[other]:.2f}**")
+            if "hbingest_packed" in med and "ceiling_packed" in med:
+                lines.append(f"- hbingest_packed / ceiling_packed (median events/s): "
+                             f"**{med['hbingest_packed'] / med['ceiling_packed']:.2f}**")
             if "hbingest_avro" in med:
                 cpu = {c: statistics.median([r.cpu_per_million for r in results if r.contender == c])
                        for c in ("hbingest", "hbingest_avro")}
@@ -787,14 +964,20 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "builds every batch before its clock starts, so its peak RSS holds all rows at once and says "
             "nothing about a streaming client. JVM CPU: utime+stime of the HBase (master + region servers) "
             "and Thrift2 gateway processes and the Kafka broker over the same window. Machine busy cores: all non-idle "
-            "CPU time of the machine (/proc/stat) over the window, divided by its length (2.00 = every core busy).",
+            "CPU time of the machine (/proc/stat) over the window, divided by its length (2.00 = every core busy). "
+            "/ ceiling: the contender's median events/s over the median of the ceiling of its row layout (fields: "
+            "`ceiling`; packed: `ceiling_packed`), per run over the same round's ceiling."
+            + (" Toxiproxy CPU: the link proxy's process (it copies every byte of the contenders' links, on the same "
+               "cores)." if args.link_latency else ""),
             "",
             "Per run:",
             "",
-            "| round | contender | events/s | wall s | CPU s/M | peak RSS MiB | rows | cells | store MiB after flush |",
-            "|---|---|---|---|---|---|---|---|---|",
-            *(f"| {r.round} | {r.contender} | {r.events_per_s:,.0f} | {r.seconds:.1f} | {r.cpu_per_million:.1f} "
-              f"| {r.peak_rss_mib:.0f} | {r.rows:,} | {r.cells:,} | {r.store_bytes / 2**20:.1f} |" for r in results),
+            "| round | contender | events/s | / ceiling of its layout, same round | wall s | CPU s/M | peak RSS MiB "
+            "| rows | cells | store MiB after flush |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *(f"| {r.round} | {r.contender} | {r.events_per_s:,.0f} | {round_ratio(r, results)} | {r.seconds:.1f} "
+              f"| {r.cpu_per_million:.1f} | {r.peak_rss_mib:.0f} | {r.rows:,} | {r.cells:,} "
+              f"| {r.store_bytes / 2**20:.1f} |" for r in results),
         ]
         lines += packed_report(results)
     if sweep:
@@ -802,10 +985,12 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "",
             "## Sweep: hbingest writer settings (`--sweep`)",
             "",
-            "| max_inflight_rows | max_inflight_bytes | batch_max_rows | writers | events/s | peak RSS MiB | CPU s/M |",
-            "|---|---|---|---|---|---|---|",
+            "| max_inflight_rows | max_inflight_bytes | batch_max_rows | writers | events/s "
+            "| / ceiling (median of the rounds' ceiling runs) | peak RSS MiB | CPU s/M |",
+            "|---|---|---|---|---|---|---|---|",
             *(f"| {o['max_inflight_rows']:,} | {o['max_inflight_bytes'] // 2**20} MiB | {o['batch_max_rows']} "
-              f"| {o['writers']} | {r.events_per_s:,.0f} | {r.peak_rss_mib:.0f} | {r.cpu_per_million:.1f} |"
+              f"| {o['writers']} | {r.events_per_s:,.0f} | {of_ceiling(r.events_per_s, 'fields', ceilings)} "
+              f"| {r.peak_rss_mib:.0f} | {r.cpu_per_million:.1f} |"
               for o, r in sweep),
         ]
     if queries:
@@ -818,21 +1003,29 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "open loop (latency from the scheduled start). The same daemon: first while it ingests, then for "
             f"{args.query_seconds:g} s once everything is stored.",
             "",
-            "| round | ingest events/s with queries | ingest events/s without (same run's hbingest rounds, median) "
-            "| query p50 / p99 ms during ingest | query p50 / p99 ms idle | queries (errors) during / idle "
-            "| CPU ms per idle query: hbingest / HBase / gateway |",
-            "|---|---|---|---|---|---|---|",
+            "| round | ingest events/s with queries | / ceiling (median) | ingest events/s without (same run's "
+            "hbingest rounds, median) | query p50 / p99 ms during ingest | query p50 / p99 ms idle "
+            "| queries (errors) during / idle | CPU ms per idle query: hbingest / HBase / gateway |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for r in queries:
             d, i = r.extra["queries_during_ingest"], r.extra["queries_idle"]
+            ratio = of_ceiling(r.events_per_s, "fields", ceilings)
             lines.append(
-                f"| {r.round} | {r.events_per_s:,.0f} | {statistics.median(plain):,.0f} |" if plain else
-                f"| {r.round} | {r.events_per_s:,.0f} | (not run) |")
+                f"| {r.round} | {r.events_per_s:,.0f} | {ratio} | {statistics.median(plain):,.0f} |" if plain else
+                f"| {r.round} | {r.events_per_s:,.0f} | {ratio} | (not run) |")
             lines[-1] += (f" {d['p50_ms']:.0f} / {d['p99_ms']:.0f} | {i['p50_ms']:.0f} / {i['p99_ms']:.0f} "
                           f"| {d['queries']} ({d['errors']}) / {i['queries']} ({i['errors']}) "
                           f"| {i['cpu_ms_per_query']['hbingest']:.1f} / {i['cpu_ms_per_query']['hbase']:.1f} "
                           f"/ {i['cpu_ms_per_query']['thrift2']:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def round_ratio(r: Result, results: list[Result]) -> str:
+    """A run's events/s over the same round's run of its layout's ceiling ("—" without one)."""
+    ceiling = LAYOUT_CEILING[layout_of(r.contender)]
+    same = [c.events_per_s for c in results if c.contender == ceiling and c.round == r.round]
+    return f"{r.events_per_s / same[0]:.2f}" if same else "—"
 
 
 # ------------------------------------------------------------------ main
@@ -880,6 +1073,18 @@ def packed_report(results: list[Result]) -> list[str]:
         lines.append(f"| {label} | {mmm([f(r) for r in layouts['fields']], fmt)} "
                      f"| {mmm([f(r) for r in layouts['packed']], fmt)} "
                      f"| {packed / fields:.2f} |" if fields else f"| {label} | 0 | {packed:{fmt}} | |")
+    # Each layout against its own ceiling: prebuilt putMultiple batches of the same rows (the packed
+    # one's from putmultiple_ceiling --packed).
+    ceilings = {k: [r for r in results if r.contender == c] for k, c in LAYOUT_CEILING.items()}
+    if all(ceilings.values()):
+        ceiling = {k: med(rs, lambda r: r.events_per_s) for k, rs in ceilings.items()}
+        share = {k: med(layouts[k], lambda r: r.events_per_s) / ceiling[k] for k in layouts}
+        lines += [
+            f"| ceiling events/s (`ceiling`, `ceiling_packed`) | {mmm([r.events_per_s for r in ceilings['fields']], ',.0f')} "
+            f"| {mmm([r.events_per_s for r in ceilings['packed']], ',.0f')} | {ceiling['packed'] / ceiling['fields']:.2f} |",
+            f"| events/s / the layout's ceiling (medians) | **{share['fields']:.2f}** | **{share['packed']:.2f}** "
+            f"| {share['packed'] / share['fields']:.2f} |",
+        ]
     lines += [
         "",
         "JVM CPU: utime+stime (`/proc/PID/stat`) of the HBase JVM (the master and the region servers: one process in the stack) and the "
@@ -918,10 +1123,17 @@ def main() -> int:
     p.add_argument("--buckets", type=int, default=100, help="salt buckets (the events preset's default: 100)")
     p.add_argument("--contenders", default=None,
                    help=f"comma-separated subset of {','.join(CONTENDERS)} (default: {','.join(DEFAULT_CONTENDERS)}; "
-                   "with --packed: hbingest,hbingest_packed)")
+                   f"with --packed: {','.join(PACKED_CONTENDERS)})")
     p.add_argument("--packed", action="store_true",
                    help="packed rows against fields: hbingest and hbingest_packed (one cell per event) over the same "
-                   "events, compared per layout (HBase CPU per event, events/s, cells, store size after a flush)")
+                   "events, compared per layout (HBase CPU per event, events/s, cells, store size after a flush), "
+                   "each against its layout's ceiling (ceiling, ceiling_packed)")
+    p.add_argument("--link-latency", type=int, default=0, metavar="MS",
+                   help="MS added each way on every contender's link to Kafka and to HBase (Toxiproxy latency toxics; "
+                   "whole milliseconds)")
+    p.add_argument("--client-cpus", default="", metavar="LIST",
+                   help="run hbingest, the Java peer and the ceiling under `taskset -c LIST` (e.g. 0: one core); "
+                   "the stack is not pinned")
     p.add_argument("--key-samples", type=int, default=50, help="java peer keys checked against `hbingest key build`")
     p.add_argument("--sweep", action="store_true", help="also sweep hbingest's writer settings (one run each)")
     p.add_argument("--sweep-inflight", type=lambda s: [int(x) for x in s.split(",")], default=[5000, 20000, 200000])
@@ -933,25 +1145,45 @@ def main() -> int:
     p.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
                    help="librdkafka consumer property for every hbingest run (repeatable), e.g. to try prefetch bounds")
     p.add_argument("--build-dir", default="build")
+    p.add_argument("--hbingest", default="", metavar="PATH",
+                   help="the hbingest binary to measure (default: BUILD_DIR/hbingest), e.g. a build of the commit "
+                   "before a change; the ceiling, the Java peer and the tools stay this tree's")
     p.add_argument("--out", default="bench/RESULTS.md")
     p.add_argument("--note", default="", help="a remark printed under the date (e.g. 'machine shared')")
     args = p.parse_args()
     if args.warmup_with is None:
         args.warmup_with = "hbingest" if args.packed else "ceiling"
     if args.contenders is None:
-        args.contenders = "hbingest,hbingest_packed" if args.packed else ",".join(DEFAULT_CONTENDERS)
+        args.contenders = ",".join(PACKED_CONTENDERS if args.packed else DEFAULT_CONTENDERS)
     contenders = [c for c in args.contenders.split(",") if c]
     if unknown := set(contenders) - set(CONTENDERS):
         p.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
     if args.packed and not {"hbingest", "hbingest_packed"} <= set(contenders):
         p.error("--packed compares hbingest with hbingest_packed: --contenders must name both")
+    if args.link_latency < 0:
+        p.error("--link-latency: milliseconds, 0 or more")
+    if args.client_cpus:
+        try:
+            run(["taskset", "-c", args.client_cpus, "true"])
+        except (RuntimeError, OSError) as e:
+            p.error(f"--client-cpus {args.client_cpus}: taskset refused it: {e}")
 
     stack = stack_up()
-    bench = Bench(args, stack)
+    link = LinkProxies(stack, args.link_latency, Path(tempfile.gettempdir()) / f"compare-toxiproxy-{os.getpid()}.log") \
+        if args.link_latency else None
+    try:
+        return run_rounds(args, contenders, stack, link)
+    finally:
+        if link:
+            link.close()
+
+
+def run_rounds(args, contenders: list[str], stack: Stack, link: LinkProxies | None) -> int:
+    bench = Bench(args, stack, link)
     bench.preload()
     if "hbingest_avro" in contenders:
         bench.preload_avro()
-    if "hbingest_packed" in contenders or args.warmup_with == "hbingest_packed":
+    if {*contenders, args.warmup_with} & set(PACKED_LAYOUT):
         bench.count_topic_value_bytes()
     results, sweep, queries = [], [], []
     out = REPO / args.out
