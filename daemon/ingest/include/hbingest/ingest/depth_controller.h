@@ -22,12 +22,16 @@
 
 #include <chrono>
 #include <cstddef>
+#include <limits>
 
 namespace hbingest::ingest {
 
 struct DepthControllerOptions {
   std::size_t max_depth = 4;
-  std::size_t initial_depth = 4;  // clamped to [1, max_depth]
+  // Clamped to [1, max_depth]. The cap by default: a gateway that needs fewer costs a few windows of
+  // queueing until the probes come down, one that needs them all would otherwise wait for the climb
+  // (and a window's rows/s are noisy enough to end a climb early).
+  std::size_t initial_depth = std::numeric_limits<std::size_t>::max();
   // A decision needs this much time and at least `depth` acks: fewer are noise.
   std::chrono::milliseconds window{250};
   // The latency guard: a rise of this share over the settled window's latency, without more rows/s.
@@ -35,7 +39,7 @@ struct DepthControllerOptions {
   // A step up that raised the rows/s by less than this share counts as no gain.
   double min_gain = 0.05;
   // Windows between two runs of exploring steps (see above).
-  std::size_t probe_every = 16;
+  std::size_t probe_every = 8;
 };
 
 // What the last closed window saw; zeros before the first.
