@@ -563,7 +563,7 @@ const Options<WriterConfig>& writer_options() {
       integer_or_auto("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
                       "Offsets in flight: events not yet stored or dead-lettered, plus completed ones kept behind "
                       "the oldest of them; consumption pauses above it (backpressure). auto: derived from the "
-                      "writers' flow (the batches at the gateways, as many ready, a quarter second of the "
+                      "writers' flow (the batches at the gateways, as many ready, half a second of the "
                       "acknowledged rows/s; hbingest_inflight_rows_limit); a number caps what is derived."),
       size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB,
            "Memory held by events in flight (the Kafka message plus its decoded row, as allocated) and by "
@@ -571,7 +571,7 @@ const Options<WriterConfig>& writer_options() {
            "queued.max.messages.kbytes (at most half of it); consumption pauses above it."),
       integer_or_auto("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
                       "Offsets in flight per Kafka partition (counted like max_inflight_rows: one event stuck "
-                      "holds the later completed ones); that partition pauses above it. auto: half the derived "
+                      "holds the later completed ones); that partition pauses above it. auto: the derived "
                       "max_inflight_rows; a number caps it."),
   };
   return options;

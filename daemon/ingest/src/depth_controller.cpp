@@ -10,8 +10,9 @@ namespace {
 
 using Seconds = std::chrono::duration<double>;
 
-// The quarter second of flow derived_inflight_rows() keeps ready beyond the batches at the gateways.
-constexpr double kFlowHeadroomSeconds = 0.25;
+// The half second of flow derived_inflight_rows() keeps ready beyond the batches at the gateways:
+// a gateway or Kafka that stalls for a moment must not leave the writers without batches.
+constexpr double kFlowHeadroomSeconds = 0.5;
 
 }  // namespace
 

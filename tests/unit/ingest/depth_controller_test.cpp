@@ -224,9 +224,9 @@ TEST(DerivedInflightRows, CoversTheBatchesAtTheGatewaysAsManyReadyABatchAndAPoll
   estimate.depth = 4;
   estimate.mean_batch_rows = 500;
   EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 4 * 500 + 500 + 1000u);
-  // A quarter second of a fast flow, when that is more than the batches at the gateways.
+  // Half a second of a fast flow, when that is more than the batches at the gateways.
   estimate.rows_per_second = 100'000;
-  EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 25'000 + 500 + 1000u);
+  EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 50'000 + 500 + 1000u);
 }
 
 TEST(DerivedInflightRows, BeforeAnyAckItAssumesFullBatchesAndNeverGoesBelowABatchAndAPoll) {

@@ -92,7 +92,7 @@ class DepthController {
 
 // Offsets in flight the pipeline needs for `estimate` (Little's law, with headroom): the batches at
 // the gateways, as many again ready to go so that no writer waits for the pipeline, a batch being
-// filled and one poll, or a quarter second of the observed flow if that is more (the pipeline
+// filled and one poll, or half a second of the observed flow if that is more (the pipeline
 // and Kafka stall for moments). Never below what a batch and a poll need.
 std::size_t derived_inflight_rows(const FlowEstimate& estimate, std::size_t batch_max_rows, std::size_t poll_batch);
 
