@@ -66,10 +66,9 @@ bool DepthController::decide(Clock::time_point now) {
         if (rows_per_second < reference_rows_per_second_ * (1 - options_.min_gain)) {
           ++depth_;  // the probe cost throughput: back
           settle(true);
-        } else if (depth_ > 1) {
-          --depth_;  // as fast with less: one less again, judged against where the probing started
-          last_step_ = Step::probe;
         } else {
+          // As fast with one less: kept. One step per run: a window's rows/s are noisy, and a run
+          // of kept probes took a client-bound daemon from 8 to 1 in two seconds.
           settle(true);
         }
         break;
@@ -81,10 +80,16 @@ bool DepthController::decide(Clock::time_point now) {
         } else if (latency > settled_latency_ * (1 + options_.latency_rise) &&
                    rows_per_second <= settled_rows_per_second_ * (1 + options_.min_gain)) {
           // Latency rose without throughput since the depth was chosen (more load on the
-          // gateways, queries, a compaction): a quarter less, and a new reference.
-          depth_ -= std::min(depth_ - 1, std::max<std::size_t>(1, depth_ / 4));
-          rebaseline_ = true;
-          break;
+          // gateways, queries, a compaction): one less once it held for two windows (one is noise
+          // on a shared machine), and a new reference.
+          if (++latency_risen_windows_ >= 2 && depth_ > 1) {
+            --depth_;
+            latency_risen_windows_ = 0;
+            rebaseline_ = true;
+            break;
+          }
+        } else {
+          latency_risen_windows_ = 0;
         }
         if (cooldown_windows_ > 0) break;
         if (explore_up_ && depth_ < options_.max_depth) {

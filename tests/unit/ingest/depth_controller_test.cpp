@@ -78,7 +78,8 @@ TEST(DepthController, ShrinksWhenLatencyRisesWithoutThroughput) {
   Clock::time_point now{};
   DepthController controller(options(32, 32), now);
   const ModelGateway gateway{3, 20ms};
-  const auto seen = drive(controller, gateway, now, 400);
+  // One step down per run of exploring: from 32 it takes a while.
+  const auto seen = drive(controller, gateway, now, 4000);
   const auto [low, high] = settled(seen, 100);
   EXPECT_GE(low, 2u);
   EXPECT_LE(high, 5u);
@@ -92,7 +93,7 @@ TEST(DepthController, FollowsAGatewayThatGainsAndLosesCapacity) {
   auto [low, high] = settled(seen, 100);
   EXPECT_GE(low, 10u);
   EXPECT_LE(high, 15u);
-  seen = drive(controller, ModelGateway{2, 25ms}, now, 400);
+  seen = drive(controller, ModelGateway{2, 25ms}, now, 2000);
   std::tie(low, high) = settled(seen, 100);
   EXPECT_GE(low, 1u);
   EXPECT_LE(high, 4u);
@@ -151,7 +152,7 @@ TEST(DepthController, ShrinksWhenTheGatewayGetsBusierWithoutMoreThroughput) {
   drive(controller, ModelGateway{8, 20ms}, now, 300);
   const std::size_t before = controller.depth();
   ASSERT_GE(before, 7u);
-  const auto seen = drive(controller, ModelGateway{3, 40ms}, now, 600);
+  const auto seen = drive(controller, ModelGateway{3, 40ms}, now, 2000);
   EXPECT_LE(settled(seen, 100).second, 4u);
 }
 
@@ -163,7 +164,7 @@ TEST(DepthController, StaysWithinItsBounds) {
 
   DepthController floor(options(8, 8), now);
   // Every batch waits behind every other one: shrinking never goes below one.
-  const auto seen = drive(floor, ModelGateway{1, 50ms}, now, 600);
+  const auto seen = drive(floor, ModelGateway{1, 50ms}, now, 2000);
   for (const auto depth : seen) EXPECT_GE(depth, 1u);
   // It comes down to one and only tries two now and then.
   EXPECT_LE(settled(seen, 100).second, 2u);

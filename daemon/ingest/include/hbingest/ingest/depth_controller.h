@@ -9,12 +9,13 @@
 // `depth` acks):
 // - it explores, up and down in turn, `probe_every` windows apart. Up: one batch more per window
 //   while each step raises the rows/s by `min_gain`; the step that did not is taken back (latency
-//   rose without throughput). Down: one batch less per window while the rows/s stay within
-//   `min_gain` of where the run started; the step that cost more is taken back. So it settles on
-//   the least depth that gives the most throughput, and a depth that started too deep comes down;
-// - between runs, when the mean latency rose by more than `latency_rise` over the window after the
-//   last run settled and the rows/s did not rise with it (the gateways got busier: other clients,
-//   queries, compactions), it shrinks by a quarter (at least one);
+//   rose without throughput). Down: one batch less, kept when the rows/s stay within `min_gain` of
+//   the window before, taken back otherwise. So it settles on the least depth that gives the most
+//   throughput, and a depth that started too deep comes down, one step per run (a window's rows/s
+//   are noisy: a run of kept probes once went from 8 to 1 in two seconds, giving throughput away);
+// - between runs, when for two windows in a row the mean latency was more than `latency_rise`
+//   above the window after the last change and the rows/s did not rise with it (the gateways got
+//   busier: other clients, queries, compactions), it takes one batch off;
 // Bounded by [1, max_depth] (writer.writers: one connection per batch in flight).
 //
 // Not thread-safe: the writer pool calls it under its lock. Time is passed in (tests drive a fake
@@ -87,7 +88,8 @@ class DepthController {
   bool rebaseline_ = false;     // the next quiet window becomes the latency guard's reference
   double settled_latency_ = 0;  // seconds; 0: no reference yet
   double settled_rows_per_second_ = 0;
-  std::size_t cooldown_windows_ = 0;  // no new run of steps until this many more decisions
+  std::size_t latency_risen_windows_ = 0;  // windows in a row with the guard's condition
+  std::size_t cooldown_windows_ = 0;       // no new run of steps until this many more decisions
 };
 
 // Offsets in flight the pipeline needs for `estimate` (Little's law, with headroom): the batches at
