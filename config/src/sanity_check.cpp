@@ -297,15 +297,29 @@ void check_writer(const Config& c, Reader& r) {
                                                      ") is larger than writer.retry_max_backoff (" +
                                                      format_duration(w.retry_max_backoff) + ")");
   }
-  if (w.max_inflight_rows < w.batch_max_rows) {
-    r.problem_at("writer.max_inflight_rows", "(" + std::to_string(w.max_inflight_rows) +
+  if (w.max_inflight_rows && *w.max_inflight_rows < w.batch_max_rows) {
+    r.problem_at("writer.max_inflight_rows", "(" + std::to_string(*w.max_inflight_rows) +
                                                  ") is below writer.batch_max_rows (" +
                                                  std::to_string(w.batch_max_rows) + "); no batch could fill");
   }
-  if (w.max_inflight_rows_per_partition > w.max_inflight_rows) {
-    r.problem_at("writer.max_inflight_rows_per_partition", "(" + std::to_string(w.max_inflight_rows_per_partition) +
+  if (w.max_inflight_rows && w.max_inflight_rows_per_partition &&
+      *w.max_inflight_rows_per_partition > *w.max_inflight_rows) {
+    r.problem_at("writer.max_inflight_rows_per_partition", "(" + std::to_string(*w.max_inflight_rows_per_partition) +
                                                                ") is above writer.max_inflight_rows (" +
-                                                               std::to_string(w.max_inflight_rows) + ")");
+                                                               std::to_string(*w.max_inflight_rows) + ")");
+  }
+  // librdkafka's read-ahead is counted inside max_inflight_bytes: half of it at most, so the events
+  // keep the other half.
+  if (const auto it = c.kafka.properties.find("queued.max.messages.kbytes"); it != c.kafka.properties.end()) {
+    std::uint64_t kbytes = 0;
+    const auto& text = it->second;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), kbytes);
+    if (ec == std::errc{} && ptr == text.data() + text.size() && kbytes > w.max_inflight_bytes / 2 / 1024) {
+      r.problem_at("kafka.properties", "queued.max.messages.kbytes (" + text +
+                                           ") is more than half of writer.max_inflight_bytes (" +
+                                           format_size(w.max_inflight_bytes) +
+                                           "), which holds librdkafka's read-ahead and the events in flight");
+    }
   }
   if (w.max_inflight_bytes < w.batch_max_bytes) {
     r.problem_at("writer.max_inflight_bytes", "(" + format_size(w.max_inflight_bytes) +

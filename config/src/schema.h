@@ -125,6 +125,38 @@ Option<S> integer(std::string key, T S::*member, std::int64_t min, std::int64_t 
   return o;
 }
 
+// An integer or the word `auto` (nullopt): the daemon derives the value from what it observes.
+template <class S>
+Option<S> integer_or_auto(std::string key, std::optional<std::size_t> S::*member, std::int64_t min, std::int64_t max,
+                          std::string description) {
+  Option<S> o{std::move(key), "integer or auto", std::to_string(min) + ".." + std::to_string(max) + ", or auto",
+              std::move(description)};
+  o.read = [=](S& s, const YAML::Node& node, const std::string& path, Reader& r) {
+    const auto text = r.scalar(node, path, "an integer or auto");
+    if (!text) return;
+    if (*text == "auto") {
+      s.*member = std::nullopt;
+      return;
+    }
+    std::int64_t value = 0;
+    const char* end = text->data() + text->size();
+    auto [ptr, ec] = std::from_chars(text->data(), end, value);
+    if (ec != std::errc{} || ptr != end) {
+      r.problem(node.Mark(), path, "expected an integer or auto, got " + r.shown(path, *text));
+    } else if (value < min || value > max) {
+      r.problem(node.Mark(), path,
+                "must be between " + std::to_string(min) + " and " + std::to_string(max) + " (or auto), got " +
+                    r.shown(path, *text, false));
+    } else {
+      s.*member = static_cast<std::size_t>(value);
+    }
+  };
+  o.write = [=](const S& s) -> std::optional<YAML::Node> {
+    return (s.*member) ? YAML::Node(*(s.*member)) : YAML::Node("auto");
+  };
+  return o;
+}
+
 template <class S>
 Option<S> size(std::string key, std::size_t S::*member, std::size_t min, std::size_t max, std::string description) {
   Option<S> o{std::move(key), "size", format_size(min) + ".." + format_size(max), std::move(description)};

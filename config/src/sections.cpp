@@ -577,7 +577,10 @@ const Options<HBaseSaslConfig>& hbase_sasl_options() {
 const Options<WriterConfig>& writer_options() {
   using W = WriterConfig;
   static const Options<W> options = {
-      integer("writers", &W::writers, 1, 256, "Writer threads, each with its own Thrift connection."),
+      integer("writers", &W::writers, 1, 256,
+              "The most writer threads, each with its own Thrift connection and one batch in flight: how many "
+              "batches are sent at once is found from batch latency and acknowledged rows/s, up to this "
+              "(hbingest_writer_inflight_batches_limit)."),
       integer("batch_max_rows", &W::batch_max_rows, 1, kMillion, "A batch is sent when it holds this many rows..."),
       size("batch_max_bytes", &W::batch_max_bytes, 1 * KiB, 1 * GiB,
            "...or this many bytes (like hbase.client.write.buffer)..."),
@@ -586,15 +589,19 @@ const Options<WriterConfig>& writer_options() {
       duration("retry_initial_backoff", &W::retry_initial_backoff, 1ms, 1min,
                "First retry delay of a failed batch; doubles per retry."),
       duration("retry_max_backoff", &W::retry_max_backoff, 1ms, 1h, "Upper bound of the retry delay."),
-      integer("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
-              "Offsets in flight: events not yet stored or dead-lettered, plus completed ones kept behind "
-              "the oldest of them; consumption pauses above it (backpressure)."),
+      integer_or_auto("max_inflight_rows", &W::max_inflight_rows, 1, 1000 * kMillion,
+                      "Offsets in flight: events not yet stored or dead-lettered, plus completed ones kept behind "
+                      "the oldest of them; consumption pauses above it (backpressure). auto: derived from the "
+                      "writers' flow (the batches at the gateways, as many ready, half a second of the "
+                      "acknowledged rows/s; hbingest_inflight_rows_limit); a number caps what is derived."),
       size("max_inflight_bytes", &W::max_inflight_bytes, 1 * KiB, 64 * GiB,
-           "Memory held by events in flight: the Kafka message plus its decoded row (cells, raw copy), "
-           "as allocated; consumption pauses above it."),
-      integer("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
-              "Offsets in flight per Kafka partition (counted like max_inflight_rows: one event stuck "
-              "holds the later completed ones); that partition pauses above it."),
+           "Memory held by events in flight (the Kafka message plus its decoded row, as allocated) and by "
+           "librdkafka's read-ahead, which takes an eighth of it (1 MiB to 64 MiB) unless kafka.properties sets "
+           "queued.max.messages.kbytes (at most half of it); consumption pauses above it."),
+      integer_or_auto("max_inflight_rows_per_partition", &W::max_inflight_rows_per_partition, 1, 1000 * kMillion,
+                      "Offsets in flight per Kafka partition (counted like max_inflight_rows: one event stuck "
+                      "holds the later completed ones); that partition pauses above it. auto: the derived "
+                      "max_inflight_rows; a number caps it."),
   };
   return options;
 }

@@ -81,9 +81,9 @@ class KafkaSource::Impl {
     // Defaults that the properties map may override.
     detail::set_property(conf.get(), "auto.offset.reset", "earliest", kWhat);
     detail::set_property(conf.get(), "enable.partition.eof", "false", kWhat);
-    // The read-ahead is part of the daemon's memory, outside writer.max_inflight_bytes: librdkafka's
-    // 64 MiB default alone would be most of the footprint. 4 MiB is about a second of reading at
-    // 20,000 events/s of 200 bytes, and as fast on the local stack (bench/RESULTS.md).
+    // The read-ahead is part of the process's memory: librdkafka's 64 MiB default alone would be
+    // most of the footprint. `hbingest run` sets it inside writer.max_inflight_bytes
+    // (app::kafka_read_ahead_bytes); 4 MiB is the fallback for the other users of the source.
     detail::set_property(conf.get(), "queued.max.messages.kbytes", "4096", kWhat);
     for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kWhat);
     if (!options_.bootstrap_servers.empty()) {

@@ -7,6 +7,8 @@
 #include "hbingest/routing/build_routes.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -128,6 +130,22 @@ int writer_batches_while_querying(const config::WriterConfig& writer) {
   return std::max(1, writer.writers / 2);
 }
 
+std::size_t kafka_read_ahead_bytes(const config::Config& config) {
+  const std::size_t budget = config.writer.max_inflight_bytes;
+  if (const auto it = config.kafka.properties.find("queued.max.messages.kbytes"); it != config.kafka.properties.end()) {
+    std::size_t kbytes = 0;
+    const auto& text = it->second;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), kbytes);
+    // Not a number: librdkafka refuses it at the start; check-config refuses more than half the budget.
+    if (ec == std::errc{} && ptr == text.data() + text.size()) return std::min(kbytes, budget / 2 / 1024) * 1024;
+  }
+  // A fixed share, set once: librdkafka cannot change it while running. An eighth of the default
+  // budget is the 4 MiB that was as fast as 64 MiB on the local stack (bench/README.md) and keeps
+  // the footprint small; a larger budget buys a deeper read-ahead for a longer link.
+  constexpr std::size_t kMiB = 1024 * 1024;
+  return std::min(std::clamp(budget / 8, kMiB, 64 * kMiB), budget / 2) / 1024 * 1024;
+}
+
 ingest::PipelineOptions pipeline_options(const config::Config& config) {
   ingest::PipelineOptions options;
   options.decode = config.decode;
@@ -140,8 +158,11 @@ ingest::PipelineOptions pipeline_options(const config::Config& config) {
   options.schema_cache = {config.schema_registry.cache_max_schemas, config.schema_registry.cache_max_bytes};
   options.batch =
       ingest::BatchLimits{config.writer.batch_max_rows, config.writer.batch_max_bytes, config.writer.linger};
-  options.flow = ingest::FlowLimits{config.writer.max_inflight_rows, config.writer.max_inflight_bytes,
-                                    config.writer.max_inflight_rows_per_partition};
+  // `auto` row bounds: no cap on what flow control derives from the writers' flow.
+  constexpr std::size_t kNoCap = std::numeric_limits<std::size_t>::max();
+  options.flow = ingest::FlowLimits{config.writer.max_inflight_rows.value_or(kNoCap),
+                                    config.writer.max_inflight_bytes - kafka_read_ahead_bytes(config),
+                                    config.writer.max_inflight_rows_per_partition.value_or(kNoCap)};
   options.poll_batch = config.kafka.poll_batch;
   options.commit_interval = config.kafka.commit_interval;
   options.shutdown_deadline = config.shutdown_deadline;

@@ -10,8 +10,9 @@ namespace {
 
 using Seconds = std::chrono::duration<double>;
 
-// The quarter second of flow derived_inflight_rows() keeps ready beyond the batches at the gateways.
-constexpr double kFlowHeadroomSeconds = 0.25;
+// The half second of flow derived_inflight_rows() keeps ready beyond the batches at the gateways:
+// a gateway or Kafka that stalls for a moment must not leave the writers without batches.
+constexpr double kFlowHeadroomSeconds = 0.5;
 
 }  // namespace
 
@@ -20,7 +21,6 @@ DepthController::DepthController(DepthControllerOptions options, Clock::time_poi
       depth_(std::clamp<std::size_t>(options.initial_depth, 1, std::max<std::size_t>(options.max_depth, 1))),
       window_start_(now) {
   options_.max_depth = std::max<std::size_t>(options_.max_depth, 1);
-  options_.base_windows = std::max<std::size_t>(options_.base_windows, 1);
   estimate_.depth = depth_;
 }
 
@@ -38,19 +38,16 @@ bool DepthController::decide(Clock::time_point now) {
   const double elapsed = std::chrono::duration_cast<Seconds>(now - window_start_).count();
   const double rows_per_second = elapsed > 0 ? static_cast<double>(rows_) / elapsed : 0;
   const double latency = latency_sum_ / static_cast<double>(acks_);
-  recent_latencies_.push_back(latency);
-  if (recent_latencies_.size() > options_.base_windows) recent_latencies_.pop_front();
-  const double base = *std::min_element(recent_latencies_.begin(), recent_latencies_.end());
 
   const std::size_t before = depth_;
-  // Batches waiting at the gateway beyond the ones being worked on (Vegas' diff).
-  const double waiting = latency > 0 ? static_cast<double>(depth_) * (1 - base / latency) : 0;
   if (most_in_flight_ >= depth_) {
     if (cooldown_windows_ > 0) --cooldown_windows_;
-    // Ends a run of steps: the next exploration goes the other way, after a pause.
+    // Ends a run of steps: the next exploration goes the other way, after a pause, and the next
+    // window (at the depth settled on) becomes the reference for the latency guard.
     const auto settle = [&](bool explore_up_next) {
       explore_up_ = explore_up_next;
       cooldown_windows_ = options_.probe_every;
+      rebaseline_ = true;
     };
     switch (std::exchange(last_step_, Step::none)) {
       case Step::up:
@@ -77,16 +74,26 @@ bool DepthController::decide(Clock::time_point now) {
         }
         break;
       case Step::none:
-        if (waiting > options_.shrink_above) {
+        if (rebaseline_ || settled_latency_ <= 0) {
+          rebaseline_ = false;
+          settled_latency_ = latency;
+          settled_rows_per_second_ = rows_per_second;
+        } else if (latency > settled_latency_ * (1 + options_.latency_rise) &&
+                   rows_per_second <= settled_rows_per_second_ * (1 + options_.min_gain)) {
+          // Latency rose without throughput since the depth was chosen (more load on the
+          // gateways, queries, a compaction): a quarter less, and a new reference.
           depth_ -= std::min(depth_ - 1, std::max<std::size_t>(1, depth_ / 4));
-        } else if (cooldown_windows_ > 0) {
-        } else if (explore_up_ && waiting < options_.grow_below && depth_ < options_.max_depth) {
+          rebaseline_ = true;
+          break;
+        }
+        if (cooldown_windows_ > 0) break;
+        if (explore_up_ && depth_ < options_.max_depth) {
           ++depth_;
           last_step_ = Step::up;
           reference_rows_per_second_ = rows_per_second;
         } else if (depth_ > 1) {
-          // Started too deep, the base latency itself holds a queue that no window shows: one
-          // batch less, kept while it costs no throughput (its lower latency becomes the base).
+          // One batch less, kept while it costs no throughput: a depth that started too deep
+          // comes down, and its lower latency shows.
           --depth_;
           last_step_ = Step::probe;
           reference_rows_per_second_ = rows_per_second;
@@ -102,7 +109,6 @@ bool DepthController::decide(Clock::time_point now) {
       .rows_per_second = rows_per_second,
       .mean_batch_rows = static_cast<double>(rows_) / static_cast<double>(acks_),
       .mean_latency = std::chrono::duration_cast<std::chrono::nanoseconds>(Seconds(latency)),
-      .base_latency = std::chrono::duration_cast<std::chrono::nanoseconds>(Seconds(base)),
   };
   window_start_ = now;
   acks_ = 0;

@@ -728,8 +728,9 @@ bool Pipeline::update_flow_control() {
   const FlowLimits& caps = options_.flow;
   const std::size_t derived = derived_inflight_rows(writers_.estimate(), options_.batch.max_rows, options_.poll_batch);
   const std::size_t max_rows = std::min(caps.max_inflight_rows, derived);
-  const std::size_t max_rows_per_partition =
-      std::min(caps.max_inflight_rows_per_partition, std::max(derived / 2, options_.batch.max_rows));
+  // Per partition the same derived bound: librdkafka hands a partition's messages over in runs of
+  // up to a fetch (thousands of events), and a smaller bound made the loop hold at every run.
+  const std::size_t max_rows_per_partition = std::min(caps.max_inflight_rows_per_partition, derived);
   if (max_rows != reported_limits_.first || max_rows_per_partition != reported_limits_.second) {
     reported_limits_ = {max_rows, max_rows_per_partition};
     observer_.on_inflight_limits(max_rows, max_rows_per_partition);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cstdlib>
 
 #include "hbingest/app/kerberos_logins.h"
@@ -40,6 +42,33 @@ TEST(Wiring, PipelineTakesTheFutureSkewBound) {
   auto config = two_routes({"events"});
   config.decode.max_future_skew = std::chrono::minutes(5);
   EXPECT_EQ(pipeline_options(config).decode.max_future_skew, std::chrono::minutes(5));
+}
+
+TEST(Wiring, TheKafkaReadAheadIsCountedInsideTheInflightBytes) {
+  auto config = two_routes({"events"});
+  config.writer.max_inflight_bytes = 32 * 1024 * 1024;
+  // An eighth of the budget by default; the events keep the rest.
+  EXPECT_EQ(kafka_read_ahead_bytes(config), 4u * 1024 * 1024);
+  EXPECT_EQ(pipeline_options(config).flow.max_inflight_bytes, 28u * 1024 * 1024);
+  // Between 1 MiB and 64 MiB, and never more than half a small budget.
+  config.writer.max_inflight_bytes = 4ull * 1024 * 1024 * 1024;
+  EXPECT_EQ(kafka_read_ahead_bytes(config), 64u * 1024 * 1024);
+  config.writer.max_inflight_bytes = 1024 * 1024;
+  EXPECT_EQ(kafka_read_ahead_bytes(config), 512u * 1024);
+  // kafka.properties' own value is the one counted (check-config refuses more than half).
+  config.writer.max_inflight_bytes = 8 * 1024 * 1024;
+  config.kafka.properties["queued.max.messages.kbytes"] = "2048";
+  EXPECT_EQ(kafka_read_ahead_bytes(config), 2u * 1024 * 1024);
+  EXPECT_EQ(pipeline_options(config).flow.max_inflight_bytes, 6u * 1024 * 1024);
+}
+
+TEST(Wiring, AutoRowBoundsLeaveTheDerivedOnesUncappedAndNumbersCapThem) {
+  auto config = two_routes({"events"});
+  EXPECT_EQ(pipeline_options(config).flow.max_inflight_rows, std::numeric_limits<std::size_t>::max());
+  config.writer.max_inflight_rows = 30000;
+  config.writer.max_inflight_rows_per_partition = 7000;
+  EXPECT_EQ(pipeline_options(config).flow.max_inflight_rows, 30000u);
+  EXPECT_EQ(pipeline_options(config).flow.max_inflight_rows_per_partition, 7000u);
 }
 
 TEST(Wiring, WritersTakeTheGatewaysFrameLimit) {

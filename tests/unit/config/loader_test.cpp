@@ -442,6 +442,37 @@ hbase:
   EXPECT_THAT(problems_of(std::string(kMinimal) + "writer: {batch_max_bytes: 16MiB}\n"), IsEmpty());
 }
 
+TEST(Loader, InflightRowBoundsAreAutoByDefaultOrACap) {
+  const auto defaults = load_config_text(kMinimal, "test.yaml");
+  EXPECT_FALSE(defaults.writer.max_inflight_rows.has_value());
+  EXPECT_FALSE(defaults.writer.max_inflight_rows_per_partition.has_value());
+  const auto set = load_config_text(
+      std::string(kMinimal) + "writer: {max_inflight_rows: 30000, max_inflight_rows_per_partition: auto}\n",
+      "test.yaml");
+  EXPECT_EQ(set.writer.max_inflight_rows, 30000u);
+  EXPECT_FALSE(set.writer.max_inflight_rows_per_partition.has_value());
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "writer: {max_inflight_rows: Auto}\n"),
+              Contains(HasSubstr("writer.max_inflight_rows: expected an integer or auto, got")));
+  EXPECT_THAT(problems_of(std::string(kMinimal) + "writer: {max_inflight_rows: 0}\n"),
+              Contains(HasSubstr("must be between 1 and 1000000000 (or auto), got 0")));
+  // A cap below a batch is refused as before; `auto` is never compared.
+  EXPECT_THAT(
+      problems_of(std::string(kMinimal) + "writer: {max_inflight_rows: 10, max_inflight_rows_per_partition: auto}\n"),
+      Contains(HasSubstr("writer.max_inflight_rows: (10) is below writer.batch_max_rows")));
+}
+
+TEST(Loader, TheKafkaReadAheadMayTakeAtMostHalfTheInflightBytes) {
+  const auto problems_for = [](const std::string& kbytes) {
+    std::string yaml = kMinimal;
+    const auto at = yaml.find("kafka:\n");
+    yaml.insert(at + 7, "  properties: {queued.max.messages.kbytes: \"" + kbytes + "\"}\n");
+    return problems_of(yaml + "writer: {max_inflight_bytes: 8MiB}\n");
+  };
+  EXPECT_THAT(problems_for("4096"), IsEmpty());
+  EXPECT_THAT(problems_for("4097"),
+              Contains(HasSubstr("queued.max.messages.kbytes (4097) is more than half of writer.max_inflight_bytes")));
+}
+
 TEST(Loader, CrossFieldChecks) {
   const std::string yaml = std::string(kMinimal) + R"(writer:
   retry_initial_backoff: 20s

@@ -99,8 +99,8 @@ TEST(DepthController, FollowsAGatewayThatGainsAndLosesCapacity) {
 }
 
 TEST(DepthController, ASlowerLinkIsNotTakenForQueueing) {
-  // 1 ms more each way (a link latency) raises every batch's latency alike: the base follows it
-  // and the depth stays at the capacity instead of shrinking to one.
+  // 1 ms more each way (a link latency) raises every batch's latency a little and alike: the depth
+  // stays at the capacity instead of shrinking.
   Clock::time_point now{};
   DepthController controller(options(32, 4), now);
   drive(controller, ModelGateway{6, 20ms}, now, 300);
@@ -108,6 +108,51 @@ TEST(DepthController, ASlowerLinkIsNotTakenForQueueing) {
   const auto [low, high] = settled(seen, 100);
   EXPECT_GE(low, 5u);
   EXPECT_LE(high, 8u);
+}
+
+// Latency that climbs with every batch while the throughput still grows (a gateway whose handlers
+// slow each other down before they saturate): up to `capacity` each step buys rows/s.
+struct KneeGateway {
+  std::size_t capacity;
+  Clock::duration service;
+  Clock::duration latency(std::size_t depth) const {
+    const double d = static_cast<double>(depth);
+    const double c = static_cast<double>(capacity);
+    const double slower = 1 + std::min(d, c) / (2 * c);  // 1.5x at the capacity
+    return std::chrono::duration_cast<Clock::duration>(service * slower * std::max(1.0, d / c));
+  }
+};
+
+TEST(DepthController, KeepsTheQueueThatBuysThroughputAtTheKnee) {
+  // A rule on latency alone (Vegas: a batch and a half waiting at depth 8) would shrink below the
+  // knee and give throughput away; the rows/s say the depth is worth it.
+  Clock::time_point now{};
+  DepthController controller(options(32, 1), now);
+  const KneeGateway gateway{8, 20ms};
+  std::vector<std::size_t> seen;
+  for (int r = 0; r < 600; ++r) {
+    const std::size_t depth = controller.depth();
+    for (std::size_t i = 1; i <= depth; ++i) controller.on_send(i);
+    const auto latency = gateway.latency(depth);
+    now += latency;
+    for (std::size_t i = 0; i < depth; ++i) controller.on_ack(kBatchRows, latency, now);
+    seen.push_back(controller.depth());
+  }
+  const auto [low, high] = settled(seen, 150);
+  EXPECT_GE(low, 7u);
+  EXPECT_LE(high, 9u);
+}
+
+TEST(DepthController, ShrinksWhenTheGatewayGetsBusierWithoutMoreThroughput) {
+  // Settled at the capacity, then the gateway's handlers are shared with someone else (queries):
+  // latency doubles and the rows/s halve; the depth gives way instead of queueing more.
+  Clock::time_point now{};
+  DepthController controller(options(32, 1), now);
+  drive(controller, ModelGateway{8, 20ms}, now, 300);
+  const std::size_t before = controller.depth();
+  ASSERT_GE(before, 7u);
+  const auto seen = drive(controller, ModelGateway{3, 40ms}, now, 600);
+  EXPECT_LE(settled(seen, 100).second, 4u);
 }
 
 TEST(DepthController, StaysWithinItsBounds) {
@@ -152,7 +197,7 @@ TEST(DepthController, DecidesOnlyOnAWholeWindowOfAcks) {
   now += 1s;
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(controller.on_ack(kBatchRows, 1ms, now));
   EXPECT_EQ(controller.estimate().rows_per_second, 0);
-  // The fourth closes the window: no batch waited (one latency), so it grows.
+  // The fourth closes the window: the first decision explores upwards.
   EXPECT_TRUE(controller.on_ack(kBatchRows, 1ms, now));
   EXPECT_EQ(controller.depth(), 5u);
   EXPECT_EQ(controller.estimate().mean_batch_rows, kBatchRows);
@@ -179,9 +224,9 @@ TEST(DerivedInflightRows, CoversTheBatchesAtTheGatewaysAsManyReadyABatchAndAPoll
   estimate.depth = 4;
   estimate.mean_batch_rows = 500;
   EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 4 * 500 + 500 + 1000u);
-  // A quarter second of a fast flow, when that is more than the batches at the gateways.
+  // Half a second of a fast flow, when that is more than the batches at the gateways.
   estimate.rows_per_second = 100'000;
-  EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 25'000 + 500 + 1000u);
+  EXPECT_EQ(derived_inflight_rows(estimate, 500, 1000), 4 * 500 + 50'000 + 500 + 1000u);
 }
 
 TEST(DerivedInflightRows, BeforeAnyAckItAssumesFullBatchesAndNeverGoesBelowABatchAndAPoll) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fakes.h"
+#include "hbingest/ingest/depth_controller.h"
 #include "test_routes.h"
 
 namespace hbingest::ingest {
@@ -617,6 +618,38 @@ TEST(Pipeline, ReachingTheInflightLimitWhileWritesFlowHoldsWithoutPausing) {
   EXPECT_EQ(h.source.pause_calls(), 0) << "a partition was paused although the writers never stopped";
   // The limit (20) is soft by one poll batch (5); a batch (7) may be stored between the two reads.
   EXPECT_LE(most_unstored, 32) << "the loop went on taking messages at the in-flight limit";
+}
+
+TEST(Pipeline, WithAutoRowBoundsAnOutageStillPausesAtTheDerivedBound) {
+  // writer.max_inflight_rows: auto leaves the row caps unbounded: the bound is then the one derived
+  // from the writers' flow, which with nothing acknowledged is a few batches and a poll.
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_rows = std::numeric_limits<std::size_t>::max();
+  setup.options.flow.max_inflight_rows_per_partition = std::numeric_limits<std::size_t>::max();
+  setup.options.poll_batch = 5;
+  Harness h(std::move(setup));
+  h.table.down = true;
+  for (int o = 0; o < 2000; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
+  std::size_t consumed_when_paused = 0;
+  h.run_until([&] {
+    if (consumed_when_paused == 0) {
+      if (h.source.is_paused({"events", 0})) {
+        consumed_when_paused = 2000 - h.source.remaining();
+        std::lock_guard lock(h.table.mutex);
+        h.table.down = false;
+      }
+      return false;
+    }
+    return h.rows() == 2000 && h.committed(0) == 2000;
+  });
+  ASSERT_GT(consumed_when_paused, 0u) << "never paused: no row bound without a cap";
+  // Nothing acknowledged: the derived bound for the pool's starting depth (at most its writers),
+  // soft by one poll batch.
+  FlowEstimate nothing_acked;
+  nothing_acked.depth = static_cast<std::size_t>(h.setup.writers);
+  const auto derived = derived_inflight_rows(nothing_acked, h.setup.options.batch.max_rows, 5);
+  EXPECT_LE(consumed_when_paused, derived + 5);
+  EXPECT_EQ(h.rows(), 2000u);
 }
 
 TEST(Pipeline, ShutdownDuringOutageCommitsOnlyWhatIsStored) {

@@ -71,18 +71,21 @@ struct HBaseConfig {
 };
 
 struct WriterConfig {
-  int writers = 4;  // writer connections/threads
+  // The most writer connections/threads, i.e. batches in flight at once; how many are used is the
+  // depth controller's choice (daemon/ingest depth_controller.h).
+  int writers = 8;
   std::size_t batch_max_rows = 500;
   std::size_t batch_max_bytes = 2 * 1024 * 1024;  // like hbase.client.write.buffer
   Millis linger{50};
   std::string durability = "USE_DEFAULT";  // USE_DEFAULT | SKIP_WAL | ASYNC_WAL | SYNC_WAL | FSYNC_WAL
   Millis retry_initial_backoff{100};
   Millis retry_max_backoff{10000};
-  // Bounded for a small footprint: bench/RESULTS.md (compare.sh --sweep) shows 20,000 rows in flight
-  // as fast as 200,000 on the local stack, at half the memory.
-  std::size_t max_inflight_rows = 20000;              // total; consumption pauses above it
-  std::size_t max_inflight_bytes = 32 * 1024 * 1024;  // ~1.3 KiB held per typical event: rows bind first
-  std::size_t max_inflight_rows_per_partition = 10000;
+  // Offsets in flight: nullopt (`auto`) derives the bound from the writers' flow (throughput x
+  // latency, ingest::derived_inflight_rows); a number caps what is derived.
+  std::optional<std::size_t> max_inflight_rows;  // total; consumption pauses above it
+  // The exact memory bound of events in flight and librdkafka's read-ahead together.
+  std::size_t max_inflight_bytes = 32 * 1024 * 1024;
+  std::optional<std::size_t> max_inflight_rows_per_partition;
 };
 
 enum class ColumnsMode { fields, raw, both };

@@ -168,6 +168,9 @@ int run_command(const Args& args) {
 
   ingest::PipelineMetrics pipeline_metrics(registry, ingest::wall_clock_ms, metric_labels(config));
   auto source_options = kafka_source_options(config.kafka);
+  const std::size_t read_ahead = kafka_read_ahead_bytes(config);
+  source_options.properties["queued.max.messages.kbytes"] = std::to_string(read_ahead / 1024);
+  pipeline_metrics.on_kafka_read_ahead(read_ahead);
   source_options.on_statistics = [&pipeline_metrics](const std::string& json) {
     pipeline_metrics.on_kafka_statistics(json);
   };

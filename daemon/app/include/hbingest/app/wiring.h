@@ -26,6 +26,10 @@ namespace hbingest::app {
 // sets it to the private credential cache it keeps (an empty one would use krb5's default cache).
 connectors::Thrift2Options thrift2_options(const config::HBaseConfig& hbase);
 connectors::KafkaSourceOptions kafka_source_options(const config::KafkaConfig& kafka);
+// librdkafka's read-ahead (queued.max.messages.kbytes) in bytes: kafka.properties' value, or an
+// eighth of writer.max_inflight_bytes between 1 MiB and 64 MiB (at most half of it). It is counted
+// inside writer.max_inflight_bytes: pipeline_options() bounds the events in flight by the rest.
+std::size_t kafka_read_ahead_bytes(const config::Config& config);
 // The HTTP client's options; schema_registry.url must be set (check-config requires it wherever a
 // format reads schemas).
 connectors::HttpSchemaRegistryOptions schema_registry_options(const config::SchemaRegistryConfig& registry);

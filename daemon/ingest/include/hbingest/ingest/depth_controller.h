@@ -3,20 +3,18 @@
 // say instead of configured: enough to keep the gateways busy on any machine and link, no more
 // than helps.
 //
-// TCP Vegas' rule on batches instead of packets, with a hill climb on the acknowledged rows/s. The
-// lowest recent batch latency (`base`) is what a batch costs when none waits before it; at depth d
-// with mean latency L, about d × (1 − base/L) batches wait at the gateway instead of being worked
-// on. Once per window (at least `window` long and at least `depth` acks):
-// - when batches wait (more than `shrink_above`), it shrinks by a quarter, at least one;
-// - otherwise it explores, up and down in turn, `probe_every` windows apart. Up (only while hardly
-//   any batch waits): one batch more per window while each step raises the rows/s by `min_gain`;
-//   the step that did not is taken back (latency rose without throughput). Down: one batch less
-//   per window while the rows/s stay within `min_gain` of where the run started; the step that
-//   cost more is taken back. A depth that started too deep has a queue inside its base latency,
-//   which the latency rule cannot see (Vegas' blind spot; BBR probes its minimum RTT for the same
-//   reason);
-// - a window in which the writers never had `depth` batches at once changes nothing: the depth did
-//   not bound it (nothing to send), so it says nothing about the depth.
+// A hill climb on the acknowledged rows/s with a latency guard, in the spirit of TCP Vegas and of
+// Netflix's concurrency limits (Gradient2): latency that rises without throughput means batches
+// queue at the gateway and nothing else. Once per window (at least `window` long and at least
+// `depth` acks):
+// - it explores, up and down in turn, `probe_every` windows apart. Up: one batch more per window
+//   while each step raises the rows/s by `min_gain`; the step that did not is taken back (latency
+//   rose without throughput). Down: one batch less per window while the rows/s stay within
+//   `min_gain` of where the run started; the step that cost more is taken back. So it settles on
+//   the least depth that gives the most throughput, and a depth that started too deep comes down;
+// - between runs, when the mean latency rose by more than `latency_rise` over the window after the
+//   last run settled and the rows/s did not rise with it (the gateways got busier: other clients,
+//   queries, compactions), it shrinks by a quarter (at least one);
 // Bounded by [1, max_depth] (writer.writers: one connection per batch in flight).
 //
 // Not thread-safe: the writer pool calls it under its lock. Time is passed in (tests drive a fake
@@ -24,25 +22,24 @@
 
 #include <chrono>
 #include <cstddef>
-#include <deque>
+#include <limits>
 
 namespace hbingest::ingest {
 
 struct DepthControllerOptions {
   std::size_t max_depth = 4;
-  std::size_t initial_depth = 4;  // clamped to [1, max_depth]
+  // Clamped to [1, max_depth]. The cap by default: a gateway that needs fewer costs a few windows of
+  // queueing until the probes come down, one that needs them all would otherwise wait for the climb
+  // (and a window's rows/s are noisy enough to end a climb early).
+  std::size_t initial_depth = std::numeric_limits<std::size_t>::max();
   // A decision needs this much time and at least `depth` acks: fewer are noise.
   std::chrono::milliseconds window{250};
-  // Vegas' alpha and beta, in batches waiting at the gateway.
-  double grow_below = 1.0;
-  double shrink_above = 2.0;
+  // The latency guard: a rise of this share over the settled window's latency, without more rows/s.
+  double latency_rise = 0.5;
   // A step up that raised the rows/s by less than this share counts as no gain.
   double min_gain = 0.05;
-  // The base latency is the lowest window mean of this many recent windows: it follows a link
-  // that became slower for good, instead of taking everything above an old minimum for queueing.
-  std::size_t base_windows = 40;
   // Windows between two runs of exploring steps (see above).
-  std::size_t probe_every = 16;
+  std::size_t probe_every = 8;
 };
 
 // What the last closed window saw; zeros before the first.
@@ -51,7 +48,6 @@ struct FlowEstimate {
   double rows_per_second = 0;
   double mean_batch_rows = 0;
   std::chrono::nanoseconds mean_latency{0};
-  std::chrono::nanoseconds base_latency{0};
 };
 
 class DepthController {
@@ -76,7 +72,6 @@ class DepthController {
   DepthControllerOptions options_;
   std::size_t depth_;
   FlowEstimate estimate_;
-  std::deque<double> recent_latencies_;  // window means, seconds, newest last
   // The window being measured.
   Clock::time_point window_start_;
   std::size_t acks_ = 0;
@@ -88,13 +83,16 @@ class DepthController {
   enum class Step { none, up, probe };
   Step last_step_ = Step::none;
   double reference_rows_per_second_ = 0;
-  bool explore_up_ = true;            // the next run of steps goes up (else down)
+  bool explore_up_ = true;      // the next run of steps goes up (else down)
+  bool rebaseline_ = false;     // the next quiet window becomes the latency guard's reference
+  double settled_latency_ = 0;  // seconds; 0: no reference yet
+  double settled_rows_per_second_ = 0;
   std::size_t cooldown_windows_ = 0;  // no new run of steps until this many more decisions
 };
 
 // Offsets in flight the pipeline needs for `estimate` (Little's law, with headroom): the batches at
 // the gateways, as many again ready to go so that no writer waits for the pipeline, a batch being
-// filled and one poll, or a quarter second of the observed flow if that is more (the pipeline
+// filled and one poll, or half a second of the observed flow if that is more (the pipeline
 // and Kafka stall for moments). Never below what a batch and a poll need.
 std::size_t derived_inflight_rows(const FlowEstimate& estimate, std::size_t batch_max_rows, std::size_t poll_batch);
 

@@ -61,7 +61,7 @@ struct PipelineStats {
 // Rows count the offsets kept by the offset tracker (a stuck event keeps the completed ones after
 // it); bytes count what the pending events hold in memory, decoded cells included (held_bytes.h).
 // The row bounds applied are derived from the writers' flow (derived_inflight_rows(), the
-// per-partition one half of it) and these are their caps; the byte bound applies as it is.
+// per-partition one the same) and these are their caps; the byte bound applies as it is.
 struct FlowLimits {
   std::size_t max_inflight_rows = 200000;
   std::size_t max_inflight_bytes = 256 * 1024 * 1024;
