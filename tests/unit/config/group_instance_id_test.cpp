@@ -56,6 +56,21 @@ TEST(GroupInstanceId, DeploymentPodNamesAreRecognized) {
   }
 }
 
+TEST(GroupInstanceId, DeploymentPodNamesTruncatedByKubernetesAreRecognizedToo) {
+  // Review finding (issue 26): Kubernetes cuts a generated name's base ("<replicaset>-") to 58
+  // characters before it appends the 5 random ones (apimachinery's names.SimpleNameGenerator), so
+  // a Deployment named with 47 characters or more gets pods whose hash runs into the random part
+  // without a dash, or loses the hash altogether. Such a pod name changes with every restart too.
+  const std::string deployment = "hbingest-kafka-to-hbase-ingest-production-eu-w1";  // 47 characters
+  const auto pod_name = [](const std::string& replicaset) {
+    std::string base = replicaset + "-";
+    if (base.size() > 58) base.resize(58);
+    return base + "9rm2t";
+  };
+  EXPECT_TRUE(looks_like_deployment_pod_name(pod_name(deployment + "-5f7b9d4c8d")))
+      << pod_name(deployment + "-5f7b9d4c8d");
+}
+
 TEST(GroupInstanceId, Resolution) {
   EXPECT_EQ(resolve_group_instance_id("", "host"), "");
   EXPECT_EQ(resolve_group_instance_id("auto", "hbingest-2"), "hbingest-2");
