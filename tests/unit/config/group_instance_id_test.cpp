@@ -57,10 +57,10 @@ TEST(GroupInstanceId, DeploymentPodNamesAreRecognized) {
 }
 
 TEST(GroupInstanceId, DeploymentPodNamesTruncatedByKubernetesAreRecognizedToo) {
-  // Review finding (issue 26): Kubernetes cuts a generated name's base ("<replicaset>-") to 58
-  // characters before it appends the 5 random ones (apimachinery's names.SimpleNameGenerator), so
-  // a Deployment named with 47 characters or more gets pods whose hash runs into the random part
-  // without a dash, or loses the hash altogether. Such a pod name changes with every restart too.
+  // Kubernetes cuts a generated name's base ("<replicaset>-") to 58 characters before it appends
+  // the 5 random ones (apimachinery's names.SimpleNameGenerator), so a Deployment named with 47
+  // characters or more gets pods whose (cut) hash runs into the random part without a dash. Such a
+  // pod name changes with every restart too.
   const std::string deployment = "hbingest-kafka-to-hbase-ingest-production-eu-w1";  // 47 characters
   const auto pod_name = [](const std::string& replicaset) {
     std::string base = replicaset + "-";
@@ -69,6 +69,12 @@ TEST(GroupInstanceId, DeploymentPodNamesTruncatedByKubernetesAreRecognizedToo) {
   };
   EXPECT_TRUE(looks_like_deployment_pod_name(pod_name(deployment + "-5f7b9d4c8d")))
       << pod_name(deployment + "-5f7b9d4c8d");
+  const std::string longer = deployment + "-and-more";  // the hash cut to one character
+  EXPECT_TRUE(looks_like_deployment_pod_name(pod_name(longer + "-5f7b9d4c8d"))) << pod_name(longer + "-5f7b9d4c8d");
+  // 63 characters but no generated tail, or a StatefulSet's ordinal: stable names.
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(58, 'a') + "abcde"));
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(49, 'a') + "-statefulset-0"));
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(44, 'a') + "-vowels-in-itx9rm2t"));
 }
 
 TEST(GroupInstanceId, Resolution) {
