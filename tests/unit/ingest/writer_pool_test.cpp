@@ -497,10 +497,10 @@ class FlakyOnceSink final : public connectors::RowSink {
 };
 
 TEST(WriterPool, ABatchComingBackFromItsBackoffWaitsForRoomInTheDepth) {
-  // Review finding (issue 26): a batch that backed off re-enters the depth (enter_depth) without
-  // asking may_start_batch_locked(), so once its backoff ends it is sent beside the batches that
-  // took its place: more batches at the gateways than the depth, and than the gateway share while
-  // a query runs (retries come back exactly when the gateways are overloaded).
+  // A batch that backed off comes back into the depth only when there is room: sent beside the
+  // batches that took its place, it made more batches at the gateways than the depth (and than
+  // the gateway share while a query runs, when retries come back exactly as the gateways are
+  // overloaded).
   std::atomic<bool> failed{false};
   std::atomic<int> now{0};
   std::atomic<int> most{0};
