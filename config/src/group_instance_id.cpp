@@ -48,6 +48,19 @@ bool looks_like_deployment_pod_name(std::string_view host) {
   constexpr std::size_t kSuffixLength = 5;
   constexpr std::size_t kMinHashLength = 6;
   constexpr std::size_t kMaxHashLength = 10;
+  // Kubernetes cuts the base of a generated name ("<replicaset>-") to 58 characters before it
+  // appends the 5 random ones, so a long Deployment name gives 63-character pod names whose hash
+  // runs into the random part without a dash: what follows the last dash of the base is then a
+  // (possibly empty) cut hash.
+  constexpr std::size_t kMaxGeneratedBase = 58;
+  if (host.size() == kMaxGeneratedBase + kSuffixLength && all_generated(host.substr(kMaxGeneratedBase))) {
+    const auto base = host.substr(0, kMaxGeneratedBase);
+    const auto dash = base.rfind('-');
+    if (dash != std::string_view::npos && dash > 0 && base.size() - dash - 1 <= kMaxHashLength &&
+        all_generated(base.substr(dash + 1))) {
+      return true;
+    }
+  }
   const auto last_dash = host.rfind('-');
   if (last_dash == std::string_view::npos || last_dash == 0) return false;
   const auto suffix = host.substr(last_dash + 1);

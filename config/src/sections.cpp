@@ -820,8 +820,8 @@ const Options<HttpConfig>& http_options() {
               "Allow listen on a non-loopback address without a bearer token (anyone reaching the port can "
               "query). Without it such a config is refused."),
       integer("max_concurrent_queries", &H::max_concurrent_queries, 1, 1024,
-              "Queries served at once; one more waits up to 1 s for a query to end, then gets 429 "
-              "(Retry-After: 1)."),
+              "Queries served at once; up to half as many more wait up to 1 s each for a query to end, then get "
+              "429 (Retry-After: 1); beyond those, 429 at once."),
       integer("workers", &H::workers, 1, 1024,
               "Connections served at once per listener, one thread each for the connection's life (idle keep-alive "
               "included)."),

@@ -727,10 +727,13 @@ bool Pipeline::update_flow_control() {
   // caps; the byte bound is the configured one, exactly.
   const FlowLimits& caps = options_.flow;
   const std::size_t derived = derived_inflight_rows(writers_.estimate(), options_.batch.max_rows, options_.poll_batch);
-  const std::size_t max_rows = std::min(caps.max_inflight_rows, derived);
-  // Per partition the same derived bound: librdkafka hands a partition's messages over in runs of
+  // Per partition the whole derived bound: librdkafka hands a partition's messages over in runs of
   // up to a fetch (thousands of events), and a smaller bound made the loop hold at every run.
   const std::size_t max_rows_per_partition = std::min(caps.max_inflight_rows_per_partition, derived);
+  // The total keeps the flow's worth beside one partition at its bound: a partition stuck behind
+  // one event keeps its window, and the others go on (with the total equal to the per-partition
+  // bound, one stuck partition paused them all; review of issue 26).
+  const std::size_t max_rows = std::min(caps.max_inflight_rows, derived + max_rows_per_partition);
   if (max_rows != reported_limits_.first || max_rows_per_partition != reported_limits_.second) {
     reported_limits_ = {max_rows, max_rows_per_partition};
     observer_.on_inflight_limits(max_rows, max_rows_per_partition);

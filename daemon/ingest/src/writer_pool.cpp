@@ -87,18 +87,30 @@ FlowEstimate WriterPool::estimate() const {
 }
 
 void WriterPool::leave_depth() {
+  bool reentering = false;
   {
     std::lock_guard lock(mutex_);
     --in_flight_;
+    reentering = reentering_ > 0;
   }
-  // A batch waiting in the queue may go in its place.
-  work_available_.notify_one();
+  // A batch waiting in the queue may go in its place, or one back from its backoff: those wait
+  // for room alone (not for the queue), so one woken for the other kind would not go.
+  if (reentering) {
+    work_available_.notify_all();
+  } else {
+    work_available_.notify_one();
+  }
 }
 
-void WriterPool::enter_depth() {
-  std::lock_guard lock(mutex_);
+bool WriterPool::enter_depth() {
+  std::unique_lock lock(mutex_);
+  ++reentering_;
+  work_available_.wait(lock, [&] { return stopping_ || may_start_batch_locked(); });
+  --reentering_;
+  if (stopping_) return false;
   ++in_flight_;
   depth_.on_send(in_flight_);
+  return true;
 }
 
 std::vector<BatchOutcome> WriterPool::take_completed() {
@@ -169,7 +181,15 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         if (!back_off(std::min(backoff.next(), kHeldBatchRecheck))) return;
         continue;
       }
-      if (!std::exchange(in_depth, true)) enter_depth();
+      if (!in_depth) {
+        // Back from its backoff: it waits for room like a batch from the queue, or it would go out
+        // beside the ones that took its place (more than the depth, and the share while a query runs).
+        if (!enter_depth()) {  // stopping: not stored, its offsets stay uncommitted
+          if (std::exchange(failing, false)) --failing_writers_;
+          return;
+        }
+        in_depth = true;
+      }
       const auto started = std::chrono::steady_clock::now();
       try {
         auto rejected = sink.write(batch.table, batch.rows, options_);
@@ -183,6 +203,7 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
         if (!rejected.empty()) observer_.on_rows_rejected(rejected.size());
         if (std::exchange(failing, false)) --failing_writers_;
         bool depth_changed = false;
+        bool reentering = false;
         std::size_t depth = 0;
         {
           std::lock_guard lock(mutex_);
@@ -191,11 +212,12 @@ void WriterPool::run_writer(connectors::RowSink& sink) {
           depth = depth_.depth();
           estimate_ = depth_.estimate();
           completed_.push_back({std::move(batch), std::move(rejected)});
+          reentering = reentering_ > 0;
         }
-        if (depth_changed) {
-          observer_.on_writer_depth(depth);
-          work_available_.notify_all();  // a deeper pipeline: waiting writers may start
-        }
+        if (depth_changed) observer_.on_writer_depth(depth);
+        // A deeper pipeline: waiting writers may start. A batch back from its backoff may take the
+        // room this one left (this writer goes on to the queue by itself).
+        if (depth_changed || reentering) work_available_.notify_all();
         completion_available_.notify_all();
         break;
       } catch (const connectors::HBaseError& e) {

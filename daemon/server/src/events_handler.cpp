@@ -184,7 +184,8 @@ EventsHandler::EventsHandler(query::QueryEngine& engine, RouteLookup routes, Eve
       routes_(std::move(routes)),
       options_(std::move(options)),
       rules_{.default_limit = options_.default_limit, .max_limit = options_.max_limit, .full_table_export = false},
-      slots_(std::max(0, options_.max_concurrent_queries)) {}
+      slots_(std::max(0, options_.max_concurrent_queries)),
+      waiting_places_(std::max(1, options_.max_concurrent_queries / 2)) {}
 
 query::Query EventsHandler::query_for(const HttpRequest& request) const {
   return query::build_query(query::parse_events_request(request.params, rules_), routes_);
@@ -201,14 +202,24 @@ HttpResponse EventsHandler::operator()(const HttpRequest& request) {
   }
 }
 
+std::optional<std::string> EventsHandler::admit() {
+  if (slots_.try_acquire()) return std::nullopt;
+  if (!waiting_places_.try_acquire()) {
+    return std::to_string(std::max(1, options_.max_concurrent_queries / 2)) + " more waiting for one already";
+  }
+  const bool admitted = slots_.try_acquire_for(kAdmissionWait);
+  waiting_places_.release();
+  if (admitted) return std::nullopt;
+  return "none ended within " + std::to_string(kAdmissionWait.count()) + " s";
+}
+
 HttpResponse EventsHandler::run(const HttpRequest& request) {
   query::Query events_query = query_for(request);
   const std::size_t scans = engine_.plan(events_query).size();  // cannot throw: build_query planned it
 
-  if (!slots_.try_acquire_for(kAdmissionWait)) {
-    auto res =
-        error_response(429, "too many concurrent queries (max " + std::to_string(options_.max_concurrent_queries) +
-                                ", none ended within " + std::to_string(kAdmissionWait.count()) + " s)");
+  if (const auto refused = admit()) {
+    auto res = error_response(429, "too many concurrent queries (max " +
+                                       std::to_string(options_.max_concurrent_queries) + ", " + *refused + ")");
     res.headers.emplace_back("Retry-After", std::to_string(kAdmissionWait.count()));
     return res;
   }

@@ -143,3 +143,27 @@ routes:
     assert "StatefulSet" in output, output
     stable = check_as("hbingest-0")
     assert stable.returncode == 0, stable.stdout + stable.stderr
+
+
+def test_a_daemon_failing_its_table_check_never_joins_the_group(daemon_factory, names):
+    """Review of issue 26: with the table check running beside the subscription, a daemon whose
+    table is missing joined the group before it exited, took partitions from the other member and,
+    being static, left them unread until session.timeout.ms (at every restart of a crash loop). The
+    tables are checked before the consumer subscribes."""
+    topic, table, group = names["topic"], names["table"], "g_" + names["topic"]
+    create_topic(topic, partitions=4)
+    other = daemon_factory(topic, table, group=group, name="other", **{"kafka.properties": STATIC_SESSION}).start()
+    wait_for(lambda: "kafka consumer: assigned " in other.log_text(), 60, "the other member assigned")
+    before = len(other.log_text())
+    failing = daemon_factory(topic, "missing_" + table, group=group, name="failing",
+                             **{"kafka.group_instance_id": "ingest-b", "kafka.properties": STATIC_SESSION,
+                                "table.create_table": False})
+    with pytest.raises(AssertionError):
+        failing.start()  # exits before /healthz answers
+    wait_for(lambda: failing.process.poll() is not None, 60, "the failing daemon exits")
+    assert failing.process.returncode == 1, failing.log_text()[-3000:]
+    assert "consumer subscribed" not in failing.log_text() and "assigned" not in failing.log_text(), \
+        failing.log_text()[-3000:]
+    time.sleep(3)  # a rebalance it had started would show in the other member's log by now
+    assert "revoked" not in other.log_text()[before:], other.log_text()[before:]
+    other.stop()

@@ -12,7 +12,6 @@ namespace hbingest::config {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -54,6 +53,27 @@ TEST(GroupInstanceId, DeploymentPodNamesAreRecognized) {
                              "7d9c5b8f6-x2kqz", "-7d9c5b8f6-x2kqz", "web-bcd-x2kqz", "web--x2kqz", ""}) {
     EXPECT_FALSE(looks_like_deployment_pod_name(stable)) << stable;
   }
+}
+
+TEST(GroupInstanceId, DeploymentPodNamesTruncatedByKubernetesAreRecognizedToo) {
+  // Kubernetes cuts a generated name's base ("<replicaset>-") to 58 characters before it appends
+  // the 5 random ones (apimachinery's names.SimpleNameGenerator), so a Deployment named with 47
+  // characters or more gets pods whose (cut) hash runs into the random part without a dash. Such a
+  // pod name changes with every restart too.
+  const std::string deployment = "hbingest-kafka-to-hbase-ingest-production-eu-w1";  // 47 characters
+  const auto pod_name = [](const std::string& replicaset) {
+    std::string base = replicaset + "-";
+    if (base.size() > 58) base.resize(58);
+    return base + "9rm2t";
+  };
+  EXPECT_TRUE(looks_like_deployment_pod_name(pod_name(deployment + "-5f7b9d4c8d")))
+      << pod_name(deployment + "-5f7b9d4c8d");
+  const std::string longer = deployment + "-and-more";  // the hash cut to one character
+  EXPECT_TRUE(looks_like_deployment_pod_name(pod_name(longer + "-5f7b9d4c8d"))) << pod_name(longer + "-5f7b9d4c8d");
+  // 63 characters but no generated tail, or a StatefulSet's ordinal: stable names.
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(58, 'a') + "abcde"));
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(49, 'a') + "-statefulset-0"));
+  EXPECT_FALSE(looks_like_deployment_pod_name(std::string(44, 'a') + "-vowels-in-itx9rm2t"));
 }
 
 TEST(GroupInstanceId, Resolution) {

@@ -710,6 +710,34 @@ TEST(Pipeline, OneStuckEventBoundsTheCompletedOffsetsKeptBehindIt) {
   EXPECT_EQ(h.committed(0), 0) << "nothing past the stuck event";
 }
 
+TEST(Pipeline, WithAutoRowBoundsOneStuckPartitionDoesNotStopTheOthers) {
+  // Review finding (issue 26): the row bound applied per partition is the derived total itself
+  // (min(cap, derived) for both), so the completed offsets one stuck event keeps behind it (a dead
+  // letter never acknowledged) fill the whole total: every partition pauses, and none resumes
+  // while the stuck one holds them (the kept total stays above 80% of the bound, and with nothing
+  // acknowledged the estimate behind the bound never changes). Numbers do not help either: a
+  // per-partition cap above the derived total is not applied (seen with caps 2000/40 here: the
+  // derived total, ~40 rows before the first ack, is all partition 0 needs to stop partition 1).
+  // Before issue 26, a partition paused at its own bound and the others went on (operations.md,
+  // "A dead letter that does not go through").
+  auto setup = test_setup();
+  setup.options.flow.max_inflight_rows = std::numeric_limits<std::size_t>::max();
+  setup.options.flow.max_inflight_rows_per_partition = std::numeric_limits<std::size_t>::max();
+  setup.options.poll_batch = 5;
+  Harness h(std::move(setup));
+  h.table.write_delay = 2ms;
+  h.dead_letters.hold = true;
+  constexpr int kEvents = 3000;
+  h.source.push("events", 0, 0, "garbage");
+  for (int o = 0; o < kEvents; ++o) {
+    if (o > 0) h.source.push("events", 0, o, login_event(kNowMs, "p0-" + std::to_string(o)));
+    h.source.push("events", 1, o, login_event(kNowMs, "p1-" + std::to_string(o)));
+  }
+  h.run_until([&] { return h.committed(1) == kEvents; }, 15s);
+  EXPECT_EQ(h.committed(1), kEvents) << "partition 1 stopped behind partition 0's stuck dead letter";
+  EXPECT_EQ(h.committed(0), 0) << "nothing past the stuck event";
+}
+
 TEST(Pipeline, ShutdownWithHBaseAndTheGroupCoordinatorDownStaysWithinOneBudget) {
   // Drain, final commit, the revoke inside close() and leaving the group used to get a fresh
   // timeout each (30 s + 30 s + 30 s + 10 s with the defaults): SIGKILL came first.

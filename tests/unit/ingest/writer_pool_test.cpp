@@ -477,6 +477,48 @@ TEST(WriterPool, ABatchBackingOffLeavesTheDepthToBatchesThatCanBeWritten) {
   pool.stop();
 }
 
+// Fails the first write of table "flaky" (retriable), then counts like ConcurrencySink.
+class FlakyOnceSink final : public connectors::RowSink {
+ public:
+  FlakyOnceSink(std::atomic<bool>& failed, std::atomic<int>& now, std::atomic<int>& most)
+      : failed_(failed), inner_(now, most, 20ms) {}
+  std::vector<connectors::RejectedRow> write(const std::string& table, std::span<const connectors::RowMutation> rows,
+                                             const connectors::WriteOptions& options) override {
+    if (table == "flaky" && !failed_.exchange(true)) {
+      throw connectors::HBaseError("fake overload", "c:1", "putMultiple", true);
+    }
+    return inner_.write(table, rows, options);
+  }
+  std::string endpoint() const override { return "c:1"; }
+
+ private:
+  std::atomic<bool>& failed_;
+  ConcurrencySink inner_;
+};
+
+TEST(WriterPool, ABatchComingBackFromItsBackoffWaitsForRoomInTheDepth) {
+  // A batch that backed off comes back into the depth only when there is room: sent beside the
+  // batches that took its place, it made more batches at the gateways than the depth (and than
+  // the gateway share while a query runs, when retries come back exactly as the gateways are
+  // overloaded).
+  std::atomic<bool> failed{false};
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  std::vector<std::unique_ptr<connectors::RowSink>> sinks;
+  for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<FlakyOnceSink>(failed, now, most));
+  CountingObserver observer;
+  DepthControllerOptions depth;
+  depth.initial_depth = 1;
+  depth.window = std::chrono::hours(1);
+  WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, depth);
+  pool.submit(batch_for("flaky"));
+  for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
+  EXPECT_EQ(wait_for_completions(pool, 11), 11u);
+  pool.stop();
+  EXPECT_EQ(observer.retries.load(), 1);
+  EXPECT_LE(most.load(), 1) << "a depth of one, yet the retried batch went out beside another";
+}
+
 // Holds the batches of one table (as the table watch holds a missing one).
 class OneTableHeldGate final : public TableGate {
  public:

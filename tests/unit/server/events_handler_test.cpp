@@ -49,7 +49,9 @@ class EventsHandlerTest : public ::testing::Test {
                         .known_qualifiers = std::set<std::string>{"event_id", "user", "note"}};
     };
     handler_ = std::make_unique<EventsHandler>(*engine_, std::move(routes), std::move(options));
-    server_ = std::make_unique<server::HttpServer>(server::HttpServerOptions{.listen = "127.0.0.1:0", .workers = 4});
+    // Every request comes from 127.0.0.1: the per-client cap would answer 503 before the handler.
+    server_ = std::make_unique<server::HttpServer>(
+        server::HttpServerOptions{.listen = "127.0.0.1:0", .workers = 8, .max_connections_per_client = 8});
     server_->get("/v1/events", [this](const server::HttpRequest& r) { return (*handler_)(r); });
     server_->start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -395,6 +397,52 @@ TEST_F(EventsHandlerTest, AQueryFindingEverySlotTakenWaitsForOneInsteadOfBeingRe
   cv.notify_all();
   EXPECT_EQ(first.get(), 200);
   EXPECT_EQ(second.get(), 200) << "refused although the slot came free within the admission wait";
+}
+
+TEST_F(EventsHandlerTest, OnlyHalfAsManyRequestsAsSlotsWaitForOneTheRestAre429AtOnce) {
+  // Review of issue 26: every request over the limit waited on its HTTP worker, so a burst of
+  // queries took every worker (health and metrics without health_listen included) for a second.
+  // With 2 slots held, one request may wait; of two arriving, one is refused at once, saying so.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool release = false;
+  int entered = 0;
+  factory_.on_next = [&](const connectors::ScanRequest&, int) {
+    std::unique_lock lock(mutex);
+    ++entered;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  start({.max_concurrent_queries = 2});
+  const auto query = [this] {
+    httplib::Client client("127.0.0.1", server_->port());
+    client.set_read_timeout(10, 0);
+    auto res = client.Get("/v1/events?event_id=login&limit=1");
+    return res ? std::make_pair(res->status, res->body) : std::make_pair(-1, std::string());
+  };
+  auto first = std::async(std::launch::async, query);
+  auto second = std::async(std::launch::async, query);
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return entered >= 2; });
+  }
+  auto third = std::async(std::launch::async, query);
+  auto fourth = std::async(std::launch::async, query);
+  // The one refused at once answers first; the one waiting gives up only after the admission wait.
+  while (third.wait_for(10ms) != std::future_status::ready && fourth.wait_for(10ms) != std::future_status::ready) {
+  }
+  const auto refused = third.wait_for(0ms) == std::future_status::ready ? third.get() : fourth.get();
+  EXPECT_EQ(refused.first, 429) << refused.second;
+  EXPECT_NE(refused.second.find("waiting for one already"), std::string::npos) << refused.second;
+  {
+    const std::lock_guard lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(first.get().first, 200);
+  EXPECT_EQ(second.get().first, 200);
+  if (third.valid()) third.get();
+  if (fourth.valid()) fourth.get();
 }
 
 TEST_F(EventsHandlerTest, AQueryIsRegisteredInTheGatewayShareWhileItRunsAndNotAfter) {

@@ -20,7 +20,8 @@ std::optional<std::string> group_instance_id_problem(std::string_view id);
 
 // Whether `host` looks like the generated name of a Deployment's pod,
 // "<deployment>-<pod-template-hash>-<5 characters>" (both from Kubernetes' alphabet without vowels
-// and the digits 0, 1, 3): a name that changes with every restart, so no stable id.
+// and the digits 0, 1, 3): a name that changes with every restart, so no stable id. Also the
+// 63-character form Kubernetes makes of a long one (its base cut to 58 characters, the hash with it).
 bool looks_like_deployment_pod_name(std::string_view host);
 
 // The id a configured value stands for: "" (static membership off) stays "", "auto" becomes

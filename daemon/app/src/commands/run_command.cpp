@@ -145,11 +145,11 @@ int run_command(const Args& args) {
   // unknown principal, clock skew, KDC unreachable). After the signal watcher: the keepers' threads
   // inherit its blocked signals. Declared before every client: they use the caches until destroyed.
   const KerberosLogins kerberos_logins(config, KerberosLinks{});
-  // The table check waits on HBase, the Kafka clients' startup checks on the brokers: done at the
-  // same time, a start waits for the slower of them rather than for their sum, and the group join
-  // (which runs in librdkafka's threads from the subscription on) overlaps the table check. Both
-  // checks stay whole: the tables' verdict is awaited before anything is consumed, and a failure
-  // of either stops the start (a consumer that subscribed meanwhile closes on the way out).
+  // The table check waits on HBase while the dead-letter topic is ensured and the metrics are set
+  // up, and it is over before the consumer subscribes: a daemon whose tables are missing must not
+  // join the group at all. Joined and gone, it would take partitions from the other members, and
+  // as a static member leave them unread until session.timeout.ms (review of issue 26), on every
+  // restart of a crash loop.
   auto tables_checked = std::async(std::launch::async, [&] {
     connectors::HBaseAdmin admin(thrift2_options(config.hbase));
     if (config.table.create_table) {
@@ -181,6 +181,7 @@ int run_command(const Args& args) {
     pipeline_metrics.on_kafka_security_error("consumer");
     kafka_security.raise(description);
   };
+  tables_checked.get();  // rethrows the table check's failure
   connectors::KafkaSource source(std::move(source_options));
   timeline.mark("consumer subscribed");
   auto letter_options = dead_letter_options(config);
@@ -192,7 +193,6 @@ int run_command(const Args& args) {
   };
   connectors::KafkaDeadLetterProducer dead_letters(std::move(letter_options));
   timeline.mark("dead-letter producer ready");
-  tables_checked.get();  // rethrows the table check's failure
 
   const auto thrift2 = thrift2_options(config.hbase);
   // The startup check above only sees the tables once; this one keeps watching (a table dropped,

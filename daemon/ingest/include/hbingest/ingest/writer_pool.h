@@ -6,8 +6,8 @@
 // row/byte limits.
 // How many batches are sent at once is the DepthController's depth (at most one per writer): the
 // other writers wait. A batch whose write failed leaves the depth while it backs off (it is retried
-// on its own writer all the same), so a table held by the table watch or a failing gateway does
-// not take the depth from the batches that can be written.
+// on its own writer all the same, once there is room again), so a table held by the table watch or
+// a failing gateway does not take the depth from the batches that can be written.
 
 #include <atomic>
 #include <chrono>
@@ -86,7 +86,9 @@ class WriterPool {
   bool wait_before_retry(std::chrono::milliseconds delay, bool& failing);
   // Counts the writer's batch out of (or back into) the batches being sent.
   void leave_depth();
-  void enter_depth();
+  // Waits for room in the depth (and the share) as a batch from the queue does; false when
+  // stopping.
+  bool enter_depth();
   // Counts and logs (rate-limited) a write that threw something other than HBaseError.
   void report_unexpected_failure(const connectors::RowSink& sink, const Batch& batch, int attempt,
                                  std::chrono::milliseconds delay) noexcept;
@@ -106,8 +108,9 @@ class WriterPool {
   std::vector<BatchOutcome> completed_;
   bool stopping_ = false;
   DepthController depth_;
-  std::size_t in_flight_ = 0;  // batches taken by a writer and not backing off
-  FlowEstimate estimate_;      // a copy of depth_.estimate() for other threads, under mutex_
+  std::size_t in_flight_ = 0;   // batches taken by a writer and not backing off
+  std::size_t reentering_ = 0;  // batches back from their backoff, waiting for room in the depth
+  FlowEstimate estimate_;       // a copy of depth_.estimate() for other threads, under mutex_
   std::atomic<int> failing_writers_{0};
   support::RateLimitedLog retry_log_{std::chrono::seconds(5)};  // one line per endpoint and interval in an outage
   // Wakes the writers held back by the share when its last query ends; after mutex_ and

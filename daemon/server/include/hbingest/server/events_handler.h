@@ -73,12 +73,18 @@ class EventsHandler {
 
  private:
   HttpResponse run(const HttpRequest& request);
+  // Takes a query slot, waiting up to kAdmissionWait for one when a waiting place is free; the
+  // reason of the refusal otherwise.
+  std::optional<std::string> admit();
 
   query::QueryEngine& engine_;
   RouteLookup routes_;
   EventsHandlerOptions options_;
   query::RequestRules rules_;
   std::counting_semaphore<> slots_;  // free query slots; waited on for at most kAdmissionWait
+  // Requests allowed to wait for a slot: each waits on an HTTP worker, and unbounded waiters would
+  // take every worker (health and metrics included) from a burst of queries. Half the slots.
+  std::counting_semaphore<> waiting_places_;
 };
 
 }  // namespace hbingest::server
