@@ -109,13 +109,19 @@ class Daemon:
             time.sleep(0.02)
         raise BenchmarkBroken(f"{self.name}: no row stored within {timeout:.0f} s:\n{self.tail()}")
 
-    def own_account(self) -> dict | None:
-        """The daemon's info line about its first row (this process's part of the log), if it wrote one."""
-        text = self.log_path.read_text(errors="replace")[self.log_offset:]
-        if m := FIRST_ROW_LINE.search(text):
-            ms = [float("nan") if v == "?" else float(v) for v in m.groups()]
-            return {"first_row_ms": ms[0], "joined_ms": ms[1], "first_message_ms": ms[2]}
-        return None
+    def own_account(self, wait: float = 3.0) -> dict | None:
+        """The daemon's info line about its first row (this process's part of the log), if it wrote one.
+        The metric that told us a row was stored moves before the line reaches the log file (it is
+        logged after the batch's acknowledgement is counted), so the line gets `wait` seconds to appear."""
+        deadline = time.monotonic() + wait
+        while True:
+            text = self.log_path.read_text(errors="replace")[self.log_offset:]
+            if m := FIRST_ROW_LINE.search(text):
+                ms = [float("nan") if v == "?" else float(v) for v in m.groups()]
+                return {"first_row_ms": ms[0], "joined_ms": ms[1], "first_message_ms": ms[2]}
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
 
     def kill(self) -> float:
         """SIGKILL; returns the moment it was sent."""

@@ -47,8 +47,8 @@ class AvroFormat final : public InputFormat {
 
  private:
   DecodeFailure invalid(const std::string& why) const {
-    return DecodeFailure{DecodeFailure::Kind::invalid, "invalid_avro",
-                         "schema id " + std::to_string(frame_.schema_id) + ": " + why, frame_.schema_id};
+    return DecodeFailure::invalid("invalid_avro", "schema id " + std::to_string(frame_.schema_id) + ": " + why,
+                                  frame_.schema_id);
   }
 
   SchemaCache<avro::Schema> schemas_;

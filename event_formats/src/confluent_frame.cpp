@@ -7,10 +7,6 @@
 namespace hbingest::event_formats {
 namespace {
 
-DecodeFailure invalid(std::string reason, std::string message, std::optional<std::int32_t> id = std::nullopt) {
-  return DecodeFailure{DecodeFailure::Kind::invalid, std::move(reason), std::move(message), id};
-}
-
 // What a first byte other than the magic 0 suggests the message is, for the reason's text.
 std::string looks_like(unsigned char first) {
   char hex[8];
@@ -43,12 +39,12 @@ bool read_zigzag_varint(std::string_view bytes, std::size_t& at, std::int32_t& v
 std::optional<DecodeFailure> read_confluent_frame(std::string_view message, bool with_message_indexes,
                                                   ConfluentFrame& out) {
   out.message_indexes.clear();
-  if (message.empty()) return invalid("not_confluent_framed", "empty message: no magic byte");
+  if (message.empty()) return DecodeFailure::invalid("not_confluent_framed", "empty message: no magic byte");
   const auto first = static_cast<unsigned char>(message[0]);
-  if (first != 0) return invalid("not_confluent_framed", looks_like(first) + ", not the magic byte 0");
+  if (first != 0) return DecodeFailure::invalid("not_confluent_framed", looks_like(first) + ", not the magic byte 0");
   if (message.size() < 5) {
-    return invalid("truncated_frame",
-                   "message of " + std::to_string(message.size()) + " bytes ends inside the 4-byte schema id");
+    return DecodeFailure::invalid(
+        "truncated_frame", "message of " + std::to_string(message.size()) + " bytes ends inside the 4-byte schema id");
   }
   std::uint32_t id = 0;
   for (std::size_t i = 1; i < 5; ++i) id = (id << 8) | static_cast<unsigned char>(message[i]);
@@ -57,12 +53,12 @@ std::optional<DecodeFailure> read_confluent_frame(std::string_view message, bool
   if (with_message_indexes) {
     std::int32_t count = 0;
     if (!read_zigzag_varint(message, at, count)) {
-      return invalid("truncated_frame", "message indexes: no valid count at byte 5", out.schema_id);
+      return DecodeFailure::invalid("truncated_frame", "message indexes: no valid count at byte 5", out.schema_id);
     }
     if (count == 0) {
       out.message_indexes.push_back(0);  // the single 0 byte: the first message of the schema
     } else if (count < 0 || static_cast<std::size_t>(count) > kMaxMessageIndexes) {
-      return invalid(
+      return DecodeFailure::invalid(
           "bad_frame",
           "message indexes: count " + std::to_string(count) + " is not in 1.." + std::to_string(kMaxMessageIndexes),
           out.schema_id);
@@ -70,13 +66,14 @@ std::optional<DecodeFailure> read_confluent_frame(std::string_view message, bool
       for (std::int32_t i = 0; i < count; ++i) {
         std::int32_t index = 0;
         if (!read_zigzag_varint(message, at, index)) {
-          return invalid("truncated_frame",
-                         "message indexes: index " + std::to_string(i) + " of " + std::to_string(count) +
-                             " is not a valid varint at byte " + std::to_string(at),
-                         out.schema_id);
+          return DecodeFailure::invalid("truncated_frame",
+                                        "message indexes: index " + std::to_string(i) + " of " + std::to_string(count) +
+                                            " is not a valid varint at byte " + std::to_string(at),
+                                        out.schema_id);
         }
         if (index < 0) {
-          return invalid("bad_frame", "message indexes: index " + std::to_string(i) + " is negative", out.schema_id);
+          return DecodeFailure::invalid("bad_frame", "message indexes: index " + std::to_string(i) + " is negative",
+                                        out.schema_id);
         }
         out.message_indexes.push_back(index);
       }

@@ -34,10 +34,6 @@ bool is_null(const std::optional<keyspec::FieldValue>& value) {
   return !value || std::holds_alternative<std::monostate>(*value);
 }
 
-DecodeFailure invalid(std::string reason, std::string message) {
-  return DecodeFailure{DecodeFailure::Kind::invalid, std::move(reason), std::move(message), std::nullopt};
-}
-
 // A message is bounded whole: its value, key and headers (each may be cells, a hostile producer may
 // send a 1 MiB header), as decode.max_event_bytes says of "larger messages".
 std::optional<DecodeFailure> too_large(const MessageView& message, std::size_t max_bytes) {
@@ -45,10 +41,10 @@ std::optional<DecodeFailure> too_large(const MessageView& message, std::size_t m
   if (message.key) bytes += message.key->size();
   for (const auto& header : message.headers) bytes += header.name.size() + (header.value ? header.value->size() : 0);
   if (bytes <= max_bytes) return std::nullopt;
-  return invalid("too_large", "message is " + std::to_string(bytes) +
-                                  " bytes (value, key and headers), "
-                                  "max_event_bytes is " +
-                                  std::to_string(max_bytes));
+  return DecodeFailure::invalid("too_large", "message is " + std::to_string(bytes) +
+                                                 " bytes (value, key and headers), "
+                                                 "max_event_bytes is " +
+                                                 std::to_string(max_bytes));
 }
 
 // Appends `text` as a JSON string.
@@ -417,13 +413,13 @@ struct EventDecoder::Impl {
         fields.time_value_ = keyspec::FieldValue{time_ms};
         return std::nullopt;
       }
-      return invalid("missing_time", "event has no time field '" + config.time_field + "'");
+      return DecodeFailure::invalid("missing_time", "event has no time field '" + config.time_field + "'");
     }
     // The key spec reads the same field with the same function (its time component's `input:`).
     if (const auto why = keyspec::read_time_ms(*value, time_input(config.time_format), time_ms); !why.empty()) {
       std::string text = "time field '" + config.time_field + "': " + std::string(why);
       if (const auto* s = std::get_if<std::string_view>(&*value)) text += ": '" + std::string(s->substr(0, 64)) + "'";
-      return invalid("bad_time", std::move(text));
+      return DecodeFailure::invalid("bad_time", std::move(text));
     }
     return check_time_range(time_ms, value);
   }
@@ -431,8 +427,8 @@ struct EventDecoder::Impl {
   // `value`: what the key spec is to read as the time field; nullopt: the record's own value.
   std::optional<DecodeFailure> check_time_range(std::int64_t time_ms, std::optional<keyspec::FieldValue> value) {
     if (time_ms < 0 || time_ms > kMaxCellTimeMs) {
-      return invalid("bad_time", "time field '" + config.time_field + "' is out of range (" + std::to_string(time_ms) +
-                                     " ms is not in 1970..9999)");
+      return DecodeFailure::invalid("bad_time", "time field '" + config.time_field + "' is out of range (" +
+                                                    std::to_string(time_ms) + " ms is not in 1970..9999)");
     }
     fields.time_value_ = value ? std::move(value) : keyspec::FieldValue{time_ms};
     return std::nullopt;
@@ -499,7 +495,7 @@ std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, De
   const auto& config = impl_->config;
   const Impl::KeyReading& key = impl_->key_of(message.topic);
   impl_->fields.start(message, key.input, key.format == config::KeyFormat::json);
-  if (!message.payload) return invalid("tombstone", "the message has a null value (a tombstone)");
+  if (!message.payload) return DecodeFailure::invalid("tombstone", "the message has a null value (a tombstone)");
   const std::string_view payload = *message.payload;
   if (auto failure = too_large(message, config.max_event_bytes)) return failure;
   if (impl_->options.reads_key) {
@@ -511,10 +507,11 @@ std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, De
   impl_->fields.record_ = &json;
 
   const auto type = json.field(config.event_type_field);
-  if (is_null(type)) return invalid("missing_type", "event has no type field '" + config.event_type_field + "'");
+  if (is_null(type))
+    return DecodeFailure::invalid("missing_type", "event has no type field '" + config.event_type_field + "'");
   const auto* type_text = std::get_if<std::string_view>(&*type);
   if (type_text == nullptr) {
-    return invalid("bad_type", "event type field '" + config.event_type_field + "' is not a string");
+    return DecodeFailure::invalid("bad_type", "event type field '" + config.event_type_field + "' is not a string");
   }
   out.event_type.assign(*type_text);
   impl_->fields.type_value_ = type;
@@ -526,7 +523,8 @@ std::optional<DecodeFailure> EventDecoder::decode(const MessageView& message, De
     if (!is_null(ttl)) {
       const auto* ms = std::get_if<std::int64_t>(&*ttl);
       if (ms == nullptr || *ms <= 0) {
-        return invalid("bad_ttl", "ttl field '" + *config.ttl_field + "' is not a positive integer (ms)");
+        return DecodeFailure::invalid("bad_ttl",
+                                      "ttl field '" + *config.ttl_field + "' is not a positive integer (ms)");
       }
       out.ttl_ms = *ms;
     }
@@ -539,9 +537,11 @@ std::optional<DecodeFailure> EventDecoder::decode_key_only(const MessageView& me
   out.event_type.clear();
   out.ttl_ms.reset();
   if (auto failure = impl_->start(message)) return failure;
-  if (message.timestamp_ms < 0) return invalid("missing_time", "the message has no value and no Kafka timestamp");
+  if (message.timestamp_ms < 0)
+    return DecodeFailure::invalid("missing_time", "the message has no value and no Kafka timestamp");
   if (message.timestamp_ms > kMaxCellTimeMs) {
-    return invalid("bad_time", "Kafka timestamp " + std::to_string(message.timestamp_ms) + " ms is not in 1970..9999");
+    return DecodeFailure::invalid(
+        "bad_time", "Kafka timestamp " + std::to_string(message.timestamp_ms) + " ms is not in 1970..9999");
   }
   out.time_ms = message.timestamp_ms;
   return std::nullopt;

@@ -11,11 +11,8 @@ class JsonFormat final : public InputFormat {
  public:
   std::optional<DecodeFailure> parse(std::string_view payload) override {
     if (const auto failure = event_.parse(payload)) {
-      if (failure->not_an_object)
-        return DecodeFailure{DecodeFailure::Kind::invalid, "not_an_object", "payload is JSON but not an object",
-                             std::nullopt};
-      return DecodeFailure{DecodeFailure::Kind::invalid, "invalid_json", "payload is " + failure->message,
-                           std::nullopt};
+      if (failure->not_an_object) return DecodeFailure::invalid("not_an_object", "payload is JSON but not an object");
+      return DecodeFailure::invalid("invalid_json", "payload is " + failure->message);
     }
     return std::nullopt;
   }

@@ -32,11 +32,9 @@ class JsonSchemaFormat final : public InputFormat {
     if (const auto failure = event_.parse(frame_.payload)) {
       const auto where = " (schema id " + std::to_string(frame_.schema_id) + ")";
       if (failure->not_an_object) {
-        return DecodeFailure{DecodeFailure::Kind::invalid, "not_an_object", "payload is JSON but not an object" + where,
-                             frame_.schema_id};
+        return DecodeFailure::invalid("not_an_object", "payload is JSON but not an object" + where, frame_.schema_id);
       }
-      return DecodeFailure{DecodeFailure::Kind::invalid, "invalid_json", "payload is " + failure->message + where,
-                           frame_.schema_id};
+      return DecodeFailure::invalid("invalid_json", "payload is " + failure->message + where, frame_.schema_id);
     }
     return std::nullopt;
   }

@@ -100,7 +100,7 @@ class ProtobufFormat final : public InputFormat {
 
  private:
   DecodeFailure invalid(std::string reason, std::string message) const {
-    return DecodeFailure{DecodeFailure::Kind::invalid, std::move(reason), std::move(message), frame_.schema_id};
+    return DecodeFailure::invalid(std::move(reason), std::move(message), frame_.schema_id);
   }
 
   std::optional<DecodeFailure> decode(pb::Message& message, const pb::Descriptor& type, bool may_lack_required) {

@@ -23,8 +23,7 @@ using namespace std::chrono_literals;
 using detail::check_error;
 using detail::to_poll_ms;
 
-constexpr std::string_view kWhat = "kafka producer";
-constexpr auto kErrorLogInterval = 10s;
+constexpr std::string_view kProducerWhat = "kafka producer";
 constexpr auto kQueueFullPoll = 100ms;
 // Large enough for a 5 MB original plus headers in the dead-letter topic. The topic (or broker)
 // must allow it too: max.message.bytes on the topic, message.max.bytes on the broker.
@@ -43,12 +42,12 @@ class KafkaProducer::Impl {
     }
     detail::ConfPtr conf(rd_kafka_conf_new());
     // Defaults: a dead letter must not be lost or written twice on a retry.
-    detail::set_property(conf.get(), "acks", "all", kWhat);
-    detail::set_property(conf.get(), "enable.idempotence", "true", kWhat);
-    detail::set_property(conf.get(), "message.max.bytes", std::string(kMaxMessageBytes), kWhat);
-    for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kWhat);
+    detail::set_property(conf.get(), "acks", "all", kProducerWhat);
+    detail::set_property(conf.get(), "enable.idempotence", "true", kProducerWhat);
+    detail::set_property(conf.get(), "message.max.bytes", std::string(kMaxMessageBytes), kProducerWhat);
+    for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kProducerWhat);
     if (!options_.bootstrap_servers.empty()) {
-      detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kWhat);
+      detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kProducerWhat);
     }
     rd_kafka_conf_set_opaque(conf.get(), this);
     rd_kafka_conf_set_dr_msg_cb(conf.get(), &Impl::on_delivery);
@@ -250,9 +249,9 @@ class KafkaProducer::Impl {
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t next_id_ = 1;
   CallbackGuard guard_{"kafka producer"};
-  support::RateLimitedLog error_log_{kErrorLogInterval};
+  support::RateLimitedLog error_log_{detail::kErrorLogInterval};
   bool destroying_ = false;
-  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
+  detail::SecurityWatch security_{std::string(kProducerWhat), options_.properties, options_.on_security_error, guard_};
   // Last member: destroyed first, while pending_ still exists for any report served on the way.
   detail::KafkaPtr rk_;
 };

@@ -23,8 +23,7 @@ using namespace std::chrono_literals;
 using detail::check_error;
 using detail::to_poll_ms;
 
-constexpr auto kErrorLogInterval = 10s;
-constexpr std::string_view kWhat = "kafka consumer";
+constexpr std::string_view kConsumerWhat = "kafka consumer";
 constexpr auto kClosePollInterval = 100ms;
 constexpr auto kSyncCommitPollInterval = 100ms;
 
@@ -79,28 +78,28 @@ class KafkaSource::Impl {
 
     detail::ConfPtr conf(rd_kafka_conf_new());
     // Defaults that the properties map may override.
-    detail::set_property(conf.get(), "auto.offset.reset", "earliest", kWhat);
-    detail::set_property(conf.get(), "enable.partition.eof", "false", kWhat);
+    detail::set_property(conf.get(), "auto.offset.reset", "earliest", kConsumerWhat);
+    detail::set_property(conf.get(), "enable.partition.eof", "false", kConsumerWhat);
     // The read-ahead is part of the process's memory: librdkafka's 64 MiB default alone would be
     // most of the footprint. `hbingest run` sets it inside writer.max_inflight_bytes
     // (app::kafka_read_ahead_bytes); 4 MiB is the fallback for the other users of the source.
-    detail::set_property(conf.get(), "queued.max.messages.kbytes", "4096", kWhat);
-    for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kWhat);
+    detail::set_property(conf.get(), "queued.max.messages.kbytes", "4096", kConsumerWhat);
+    for (const auto& [key, value] : options_.properties) detail::set_property(conf.get(), key, value, kConsumerWhat);
     if (!options_.bootstrap_servers.empty()) {
-      detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kWhat);
+      detail::set_property(conf.get(), "bootstrap.servers", options_.bootstrap_servers, kConsumerWhat);
     }
-    if (!options_.group_id.empty()) detail::set_property(conf.get(), "group.id", options_.group_id, kWhat);
+    if (!options_.group_id.empty()) detail::set_property(conf.get(), "group.id", options_.group_id, kConsumerWhat);
     if (!options_.group_instance_id.empty()) {
-      detail::set_property(conf.get(), "group.instance.id", options_.group_instance_id, kWhat);
+      detail::set_property(conf.get(), "group.instance.id", options_.group_instance_id, kConsumerWhat);
     }
     // At-least-once: librdkafka must never commit (or even store) an offset on its own, because a
     // polled event is not done until HBase or the dead-letter topic acknowledged it. The pipeline
     // commits explicit offsets from its ack tracker.
-    detail::set_property(conf.get(), "enable.auto.commit", "false", kWhat);
-    detail::set_property(conf.get(), "enable.auto.offset.store", "false", kWhat);
+    detail::set_property(conf.get(), "enable.auto.commit", "false", kConsumerWhat);
+    detail::set_property(conf.get(), "enable.auto.offset.store", "false", kConsumerWhat);
     if (options_.statistics_interval_ms > 0 && options_.on_statistics) {
       detail::set_property(conf.get(), "statistics.interval.ms", std::to_string(options_.statistics_interval_ms),
-                           kWhat);
+                           kConsumerWhat);
       rd_kafka_conf_set_stats_cb(conf.get(), &Impl::on_stats);
     }
     rd_kafka_conf_set_opaque(conf.get(), this);
@@ -594,13 +593,13 @@ class KafkaSource::Impl {
   RebalanceListener* listener_ = nullptr;
   CommitListener* commit_listener_ = nullptr;
   CallbackGuard guard_{"kafka consumer"};
-  support::RateLimitedLog error_log_{kErrorLogInterval};
+  support::RateLimitedLog error_log_{detail::kErrorLogInterval};
   std::uint64_t failed_async_commits_ = 0;
   std::size_t unanswered_async_commits_ = 0;
   enum class State { kOpen, kClosing, kClosed };
   State state_ = State::kOpen;
   bool abandoned_ = false;
-  detail::SecurityWatch security_{std::string(kWhat), options_.properties, options_.on_security_error, guard_};
+  detail::SecurityWatch security_{std::string(kConsumerWhat), options_.properties, options_.on_security_error, guard_};
   bool broker_answered_ = true;
   // Destroyed before every member but the queue below, so no callback can run against members
   // already gone.

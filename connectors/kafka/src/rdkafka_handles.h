@@ -52,6 +52,9 @@ void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::stri
 
 // librdkafka's own log lines go to spdlog (they are emitted from librdkafka's threads).
 void route_logs_to_spdlog(rd_kafka_conf_t* conf);
+// How often a client logs librdkafka's repeated errors (the others are counted, not logged).
+inline constexpr std::chrono::seconds kErrorLogInterval{10};
+
 // A timeout as the int milliseconds librdkafka takes, clamped to [0, INT_MAX].
 int to_poll_ms(std::chrono::milliseconds timeout);
 

@@ -23,7 +23,7 @@ std::string with_id(const std::string& line) {
          "\nhbase:\n  endpoints: [h:9090]\nroutes:\n  - {event_types: [login], table: events, preset: events}\n";
 }
 
-std::vector<std::string> problems_of(const std::string& yaml) {
+std::vector<std::string> id_problems(const std::string& yaml) {
   return try_load_config_text(yaml, "test.yaml").problems;
 }
 
@@ -92,13 +92,13 @@ TEST(GroupInstanceId, OffByDefault) {
 TEST(GroupInstanceId, ValuesLoadAndBadOnesNameTheLine) {
   EXPECT_EQ(try_load_config_text(with_id("  group_instance_id: ingest-a"), "t.yaml").config.kafka.group_instance_id,
             "ingest-a");
-  EXPECT_THAT(problems_of(with_id("  group_instance_id: \"\"")), IsEmpty());
-  const auto problems = problems_of(with_id("  group_instance_id: \"pod 1\""));
+  EXPECT_THAT(id_problems(with_id("  group_instance_id: \"\"")), IsEmpty());
+  const auto problems = id_problems(with_id("  group_instance_id: \"pod 1\""));
   EXPECT_THAT(problems, ElementsAre(AllOf(HasSubstr("test.yaml:4:"), HasSubstr("kafka.group_instance_id"),
                                           HasSubstr("'pod 1'"), HasSubstr("only ASCII letters"))));
-  EXPECT_THAT(problems_of(with_id("  group_instance_id: " + std::string(250, 'x'))),
+  EXPECT_THAT(id_problems(with_id("  group_instance_id: " + std::string(250, 'x'))),
               ElementsAre(AllOf(HasSubstr("test.yaml:4:"), HasSubstr("at most 249"))));
-  EXPECT_THAT(problems_of(with_id("  group_instance_id: [a]")), SizeIs(1));
+  EXPECT_THAT(id_problems(with_id("  group_instance_id: [a]")), SizeIs(1));
 }
 
 TEST(GroupInstanceId, AutoTakesThisHostsName) {
@@ -111,7 +111,7 @@ TEST(GroupInstanceId, AutoTakesThisHostsName) {
 }
 
 TEST(GroupInstanceId, PropertyIsRefused) {
-  const auto problems = problems_of(with_id("  properties:\n    group.instance.id: x"));
+  const auto problems = id_problems(with_id("  properties:\n    group.instance.id: x"));
   EXPECT_THAT(problems, ElementsAre(AllOf(HasSubstr("test.yaml:5:"), HasSubstr("kafka.properties.group.instance.id"),
                                           HasSubstr("set kafka.group_instance_id instead"))));
 }

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-constexpr const char* kMinimal = R"(kafka:
+constexpr const char* kWithoutRegistry = R"(kafka:
   bootstrap_servers: 127.0.0.1:19092
   topics: [events]
 hbase:
@@ -31,12 +31,12 @@ routes:
   - {event_types: [login], table: events, preset: events}
 )";
 
-std::vector<std::string> problems_of(const std::string& extra) {
-  return try_load_config_text(std::string(kMinimal) + extra, "test.yaml").problems;
+std::vector<std::string> problems_with(const std::string& extra) {
+  return try_load_config_text(std::string(kWithoutRegistry) + extra, "test.yaml").problems;
 }
 
 TEST(SchemaRegistryConfig, DefaultsToNoRegistry) {
-  const Config c = load_config_text(kMinimal, "test.yaml");
+  const Config c = load_config_text(kWithoutRegistry, "test.yaml");
   EXPECT_FALSE(c.schema_registry.url);
   EXPECT_EQ(c.schema_registry.timeout, 5000ms);
   EXPECT_EQ(c.schema_registry.cache_max_schemas, 1000u);
@@ -50,7 +50,7 @@ TEST(SchemaRegistryConfig, ReadsEverySettingWithThePasswordFromAFileAsASecret) {
   std::ofstream(dir / "ca.pem") << "-----BEGIN CERTIFICATE-----\n";
   std::ofstream(dir / "client.pem") << "-----BEGIN CERTIFICATE-----\n";
   std::ofstream(dir / "client.key") << "-----BEGIN PRIVATE KEY-----\n";
-  std::ofstream(dir / "config.yaml") << kMinimal << R"(decode:
+  std::ofstream(dir / "config.yaml") << kWithoutRegistry << R"(decode:
   format: avro
   topic_formats: {legacy: json}
 schema_registry:
@@ -82,7 +82,7 @@ schema_registry:
 
 TEST(SchemaRegistryConfig, APasswordFromTheEnvironmentIsASecretToo) {
   ::setenv("HBINGEST_TEST_REGISTRY_PASSWORD", "env-registry-pw", 1);
-  const auto result = try_load_config_text(std::string(kMinimal) + R"(schema_registry:
+  const auto result = try_load_config_text(std::string(kWithoutRegistry) + R"(schema_registry:
   url: http://127.0.0.1:18081/apis/ccompat/v7
   basic_auth: {user: u, password: "${HBINGEST_TEST_REGISTRY_PASSWORD}"}
 )",
@@ -93,17 +93,17 @@ TEST(SchemaRegistryConfig, APasswordFromTheEnvironmentIsASecretToo) {
 }
 
 TEST(SchemaRegistryConfig, AFormatWithSchemasNeedsTheUrl) {
-  EXPECT_THAT(problems_of("decode: {format: protobuf}\n"),
+  EXPECT_THAT(problems_with("decode: {format: protobuf}\n"),
               Contains(AllOf(HasSubstr("decode.format"), HasSubstr("'protobuf'"), HasSubstr("schema_registry.url"))));
-  EXPECT_THAT(problems_of("decode: {topic_formats: {orders: json_schema, logs: json}}\n"),
+  EXPECT_THAT(problems_with("decode: {topic_formats: {orders: json_schema, logs: json}}\n"),
               Contains(AllOf(HasSubstr("decode.topic_formats.orders"), HasSubstr("'json_schema'"),
                              HasSubstr("schema_registry.url"))));
-  EXPECT_THAT(problems_of("decode: {topic_formats: {logs: json}}\n"), IsEmpty());
-  EXPECT_THAT(problems_of("decode: {format: avro}\nschema_registry: {url: http://127.0.0.1:18081}\n"), IsEmpty());
+  EXPECT_THAT(problems_with("decode: {topic_formats: {logs: json}}\n"), IsEmpty());
+  EXPECT_THAT(problems_with("decode: {format: avro}\nschema_registry: {url: http://127.0.0.1:18081}\n"), IsEmpty());
 }
 
 TEST(SchemaRegistryConfig, KeyFormatsReadAndAStructuredOneNeedsTheUrl) {
-  const auto result = try_load_config_text(std::string(kMinimal) + R"(decode:
+  const auto result = try_load_config_text(std::string(kWithoutRegistry) + R"(decode:
   key_format: bytes
   topic_key_formats: {orders: avro, users: json}
 schema_registry: {url: http://127.0.0.1:18081}
@@ -112,44 +112,45 @@ schema_registry: {url: http://127.0.0.1:18081}
   ASSERT_THAT(result.problems, IsEmpty());
   EXPECT_EQ(result.config.decode.key_format, KeyFormat::bytes);
   EXPECT_EQ(result.config.decode.topic_key_formats.at("orders"), "avro");
-  EXPECT_EQ(try_load_config_text(kMinimal, "test.yaml").config.decode.key_format, KeyFormat::text) << "the default";
+  EXPECT_EQ(try_load_config_text(kWithoutRegistry, "test.yaml").config.decode.key_format, KeyFormat::text)
+      << "the default";
 
   EXPECT_THAT(
-      problems_of("decode: {key_format: protobuf}\n"),
+      problems_with("decode: {key_format: protobuf}\n"),
       Contains(AllOf(HasSubstr("decode.key_format"), HasSubstr("'protobuf'"), HasSubstr("schema_registry.url"))));
-  EXPECT_THAT(problems_of("decode: {topic_key_formats: {orders: json_schema}}\n"),
+  EXPECT_THAT(problems_with("decode: {topic_key_formats: {orders: json_schema}}\n"),
               Contains(AllOf(HasSubstr("decode.topic_key_formats.orders"), HasSubstr("schema_registry.url"))));
-  EXPECT_THAT(problems_of("decode: {key_format: json, topic_key_formats: {a: text, b: bytes}}\n"), IsEmpty())
+  EXPECT_THAT(problems_with("decode: {key_format: json, topic_key_formats: {a: text, b: bytes}}\n"), IsEmpty())
       << "json, text and bytes keys need no registry";
-  EXPECT_THAT(problems_of("decode: {topic_key_formats: {orders: string}}\n"),
+  EXPECT_THAT(problems_with("decode: {topic_key_formats: {orders: string}}\n"),
               Contains(AllOf(HasSubstr("decode.topic_key_formats.orders"), HasSubstr("unknown key format 'string'"))));
-  EXPECT_THAT(problems_of("decode: {key_format: string}\n"), Contains(HasSubstr("decode.key_format")));
+  EXPECT_THAT(problems_with("decode: {key_format: string}\n"), Contains(HasSubstr("decode.key_format")));
 }
 
 TEST(SchemaRegistryConfig, RejectsUrlsAndSettingsTheClientCannotUse) {
-  EXPECT_THAT(problems_of("schema_registry: {url: 'registry:8081'}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'registry:8081'}\n"),
               Contains(AllOf(HasSubstr("schema_registry.url"), HasSubstr("http:// or https://"))));
-  const auto with_credentials = problems_of("schema_registry: {url: 'https://u:hunter2-pw@registry'}\n");
+  const auto with_credentials = problems_with("schema_registry: {url: 'https://u:hunter2-pw@registry'}\n");
   EXPECT_THAT(with_credentials, Contains(AllOf(HasSubstr("schema_registry.url"), HasSubstr("basic_auth"))));
   for (const auto& problem : with_credentials) EXPECT_THAT(problem, Not(HasSubstr("hunter2-pw")));
   // A query is where a token would be: refused without quoting it.
-  const auto with_query = problems_of("schema_registry: {url: 'http://registry/x?apikey=s3cr3t-t0ken'}\n");
+  const auto with_query = problems_with("schema_registry: {url: 'http://registry/x?apikey=s3cr3t-t0ken'}\n");
   EXPECT_THAT(with_query, Contains(HasSubstr("query or fragment")));
   for (const auto& problem : with_query) EXPECT_THAT(problem, Not(HasSubstr("s3cr3t-t0ken")));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http:///x'}\n"), Contains(HasSubstr("has no host")));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http://r', basic_auth: {user: u}}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http:///x'}\n"), Contains(HasSubstr("has no host")));
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http://r', basic_auth: {user: u}}\n"),
               Contains(AllOf(HasSubstr("schema_registry.basic_auth"), HasSubstr("both"))));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http://r', tls: {ca_file: /etc/hostname}}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http://r', tls: {ca_file: /etc/hostname}}\n"),
               Contains(AllOf(HasSubstr("schema_registry.tls"), HasSubstr("https://"))));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'https://r', tls: {cert_file: /etc/hostname}}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'https://r', tls: {cert_file: /etc/hostname}}\n"),
               Contains(AllOf(HasSubstr("schema_registry.tls.cert_file"), HasSubstr("key"))));
-  EXPECT_THAT(problems_of("schema_registry: {basic_auth: {user: u, password: p4ssw0rd}}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {basic_auth: {user: u, password: p4ssw0rd}}\n"),
               Contains(HasSubstr("without schema_registry.url")));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http://r', timeout: 0s}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http://r', timeout: 0s}\n"),
               Contains(HasSubstr("schema_registry.timeout")));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http://r', cache_max_schemas: 0}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http://r', cache_max_schemas: 0}\n"),
               Contains(HasSubstr("schema_registry.cache_max_schemas")));
-  EXPECT_THAT(problems_of("schema_registry: {url: 'http://r', colour: blue}\n"),
+  EXPECT_THAT(problems_with("schema_registry: {url: 'http://r', colour: blue}\n"),
               Contains(HasSubstr("schema_registry.colour")));
 }
 

@@ -17,12 +17,14 @@
 #include "hbingest/event_formats/format_factory.h"
 #include "hbingest/event_formats/json_event.h"
 #include "path_probe.h"
+#include "record_text.h"
 
 namespace hbingest::event_formats {
 namespace {
 
 using testing::confluent_framed;
 using testing::FakeSchemaRegistry;
+using testing::text_of;
 
 // --- writing Avro with avro-c -------------------------------------------------------------------
 
@@ -238,12 +240,6 @@ connectors::RegisteredSchema avro_schema(std::int32_t id, std::string text) {
 
 std::string order_message(std::int32_t id = 1) { return confluent_framed(id, avro_bytes(kOrderSchema, fill_order)); }
 
-std::string text_of(const Record& record, std::size_t i) {
-  std::string text;
-  record.append_text(i, text);
-  return text;
-}
-
 TEST(AvroFormat, EveryTypeReadsAsItsJsonTwin) {
   FakeSchemaRegistry registry;
   registry.add(avro_schema(1, kOrderSchema));
@@ -453,19 +449,19 @@ TEST(AvroFormat, ALargeMessageThenSmallOnesReadRight) {
 
 // --- evolution ----------------------------------------------------------------------------------
 
-const std::string kV1 = R"({"type":"record","name":"Login","fields":[
+const std::string kLoginV1 = R"({"type":"record","name":"Login","fields":[
   {"name":"event_id","type":"string"},{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
   {"name":"attempts","type":"int"},{"name":"legacy","type":"string"}]})";
-const std::string kV2 = R"({"type":"record","name":"Login","fields":[
+const std::string kLoginV2 = R"({"type":"record","name":"Login","fields":[
   {"name":"event_id","type":"string"},{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
   {"name":"attempts","type":"long"},{"name":"region","type":"string","default":"eu"}]})";
 
 TEST(AvroFormat, EachMessageIsReadWithItsOwnWriterSchema) {
   FakeSchemaRegistry registry;
-  registry.add(avro_schema(1, kV1));
-  registry.add(avro_schema(2, kV2));
+  registry.add(avro_schema(1, kLoginV1));
+  registry.add(avro_schema(2, kLoginV2));
   const auto format = make_input_format(config::EventFormat::avro, &registry);
-  const auto v1 = confluent_framed(1, avro_bytes(kV1, [](avro_value_t& record) {
+  const auto v1 = confluent_framed(1, avro_bytes(kLoginV1, [](avro_value_t& record) {
                                      set_string(field(record, "event_id"), "login");
                                      auto value = field(record, "ts");
                                      avro_value_set_long(&value, 1700000000001);
@@ -473,7 +469,7 @@ TEST(AvroFormat, EachMessageIsReadWithItsOwnWriterSchema) {
                                      avro_value_set_int(&value, 3);
                                      set_string(field(record, "legacy"), "old");
                                    }));
-  const auto v2 = confluent_framed(2, avro_bytes(kV2, [](avro_value_t& record) {
+  const auto v2 = confluent_framed(2, avro_bytes(kLoginV2, [](avro_value_t& record) {
                                      set_string(field(record, "event_id"), "login");
                                      auto value = field(record, "ts");
                                      avro_value_set_long(&value, 1700000000002);

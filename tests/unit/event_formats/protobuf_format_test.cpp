@@ -30,6 +30,8 @@
 #include "hbingest/event_formats/json_event.h"
 #include "heap_in_use.h"
 #include "path_probe.h"
+#include "proto_text.h"
+#include "record_text.h"
 
 namespace hbingest::event_formats {
 namespace {
@@ -41,6 +43,8 @@ using connectors::SchemaType;
 using keyspec::FieldValue;
 using testing::confluent_framed;
 using testing::FakeSchemaRegistry;
+using testing::parse_text;
+using testing::text_of;
 
 // Every kind of field the format reads. Order.Refund is message indexes [0,1], Login [1].
 constexpr const char* kShopProto = R"(syntax = "proto3";
@@ -90,26 +94,13 @@ message Login {
 // The JSON twin of make_order(): the same event as a producer writing every field, in declaration
 // order, would write it (64-bit integers as numbers, enums by name, Timestamps as epoch ms, nested
 // bytes as base64, map entries in key order, unset fields with presence as null).
-constexpr const char* kOrderJson =
+constexpr const char* kOrderAsJson =
     R"({"event_id":"order","ts":1700000000123,"user":"u1","count":-3,"big":9007199254740993,)"
     R"("huge":18446744073709551615,"delta":-5,"fixed":42,"ratio":1.1,"amount":410.0,"paid":true,"blob":"raw",)"
     R"("status":"PAID","first":{"sku":"a","qty":2,"price":12.5,"code":"AQL/"},)"
     R"("items":[{"sku":"b","qty":1,"price":0.1,"code":""},{"sku":"c\"q","qty":0,"price":3.0,"code":""}],)"
     R"("tags":["x","y\n"],"counters":{"a":1,"b":-2},"note":null,"card":"visa","voucher":null,"coupon":"SPRING",)"
     R"("points":null,"times":[1700000000123,-1],"by_id":{"2":"two","10":"ten"},"small":4000000000})";
-
-// .proto text → FileDescriptorProto, with libprotoc as the format does not use it: no error
-// collector (the test's schemas are valid, and the tokenizer calls its collector only on an error),
-// so the format's wrapper stays the one implementation of that interface.
-pb::FileDescriptorProto parse_text(const std::string& text, const std::string& name) {
-  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  pb::io::Tokenizer tokenizer(&input, nullptr);
-  pb::compiler::Parser parser;
-  pb::FileDescriptorProto file;
-  if (!parser.Parse(&tokenizer, &file)) throw std::runtime_error("test schema does not parse: " + name);
-  file.set_name(name);
-  return file;
-}
 
 std::string base64(const std::string& bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
@@ -170,7 +161,7 @@ void add_map_entry(pb::Message& m, const std::string& field, const auto& set_key
 
 Producer shop_producer() { return Producer(Producer::Files{{"shop.proto", kShopProto}}); }
 
-// The event of kOrderJson.
+// The event of kOrderAsJson.
 std::unique_ptr<pb::Message> make_order(Producer& producer) {
   auto order = producer.make("shop.Order");
   pb::Message& m = *order;
@@ -239,12 +230,6 @@ RegisteredSchema proto_schema(std::int32_t id, std::string text, std::vector<Sch
   return {id, SchemaType::protobuf, std::move(text), std::move(references)};
 }
 
-std::string text_of(const Record& record, std::size_t i) {
-  std::string out;
-  record.append_text(i, out);
-  return out;
-}
-
 // Every member of `record` against the JSON twin's: names, values and cell text.
 void expect_same_as_json(const Record& record, const std::string& json) {
   JsonEvent twin;
@@ -283,7 +268,7 @@ TEST_F(ProtobufFormatTest, EveryTypeReadsAndRendersAsItsJsonTwin) {
   const auto format = this->format();
   ASSERT_FALSE(format->parse(framed(1, {0}, order->SerializeAsString())));
   const Record& record = format->record();
-  expect_same_as_json(record, kOrderJson);
+  expect_same_as_json(record, kOrderAsJson);
 
   // What the twin cannot show: the values' types.
   EXPECT_EQ(record.field("ts"), FieldValue(std::int64_t{1700000000123})) << "a Timestamp reads as epoch ms";
@@ -306,7 +291,7 @@ TEST_F(ProtobufFormatTest, EveryTypeReadsAndRendersAsItsJsonTwin) {
 TEST_F(ProtobufFormatTest, EveryPathReadsAsInItsJsonTwin) {
   const auto order = make_order(producer_);
   JsonEvent json;
-  ASSERT_FALSE(json.parse(kOrderJson));
+  ASSERT_FALSE(json.parse(kOrderAsJson));
   const auto twin = path_probe::probe_paths(json);
   ASSERT_GT(twin.size(), 150u);
   for (const auto reading : {ProtobufReading::in_place, ProtobufReading::through_libprotobuf}) {
@@ -374,7 +359,7 @@ TEST_F(ProtobufFormatTest, TheBase64DescriptorFormReadsAsTheTextForm) {
   const auto order = make_order(producer_);
   const auto format = this->format();
   ASSERT_FALSE(format->parse(framed(2, {0}, order->SerializeAsString())));
-  expect_same_as_json(format->record(), kOrderJson);
+  expect_same_as_json(format->record(), kOrderAsJson);
 }
 
 TEST_F(ProtobufFormatTest, MessageIndexesSelectNestedAndLaterMessages) {
@@ -408,7 +393,7 @@ TEST_F(ProtobufFormatTest, MessageIndexesSelectNestedAndLaterMessages) {
 TEST_F(ProtobufFormatTest, TheEventDecoderWritesTheSameCellsAsForTheJsonTwin) {
   const auto order = make_order(producer_);
   const std::string framed_order = framed(1, {0}, order->SerializeAsString());
-  const std::string json = kOrderJson;
+  const std::string json = kOrderAsJson;
   for (const bool write_nulls : {false, true}) {
     config::DecodeConfig config;
     config.topic_formats = {{"orders-pb", "protobuf"}};
@@ -831,7 +816,7 @@ TEST_F(ProtobufFormatTest, UnknownIdsAreInvalidAndARegistryDownHoldsOnlyNewIds) 
   EXPECT_EQ(failure->reason, "schema_registry_unavailable");
   registry_.set_unavailable(false);
   ASSERT_FALSE(format->parse(framed(2, {0}, order)));
-  expect_same_as_json(format->record(), kOrderJson);
+  expect_same_as_json(format->record(), kOrderAsJson);
 }
 
 TEST_F(ProtobufFormatTest, ASchemaOfAnotherTypeIsInvalid) {
@@ -848,7 +833,7 @@ TEST_F(ProtobufFormatTest, TheCacheIsBoundedAndASchemaThatLeftIsFetchedAgain) {
   for (int round = 0; round < 2; ++round) {
     for (const std::int32_t id : {1, 2}) {
       ASSERT_FALSE(format->parse(framed(id, {0}, order)));
-      expect_same_as_json(format->record(), kOrderJson);
+      expect_same_as_json(format->record(), kOrderAsJson);
     }
   }
   EXPECT_EQ(format->schema_cache_stats().cached_schemas, 1u);
@@ -864,7 +849,7 @@ TEST_F(ProtobufFormatTest, ALargeMessageDoesNotChangeTheNextOnes) {
     ASSERT_FALSE(format->parse(framed(1, {0}, big->SerializeAsString())));
     EXPECT_EQ(text_of(format->record(), index_of(format->record(), "tags")).size(), 20000u * 6 + 1);
     ASSERT_FALSE(format->parse(framed(1, {0}, order)));
-    expect_same_as_json(format->record(), kOrderJson);
+    expect_same_as_json(format->record(), kOrderAsJson);
   }
 }
 

@@ -25,6 +25,7 @@
 #include "fake_schema_registry.h"
 #include "formats.h"
 #include "path_probe.h"
+#include "proto_text.h"
 #include "protobuf_wire_record.h"
 #include "protobuf_wire_table.h"
 
@@ -39,6 +40,7 @@ using pbwire::Kind;
 using pbwire::Table;
 using testing::confluent_framed;
 using testing::FakeSchemaRegistry;
+using testing::parse_text;
 
 constexpr const char* kRich = R"(syntax = "proto3";
 package wire;
@@ -86,16 +88,6 @@ message Old {
   map<int32, string> by_n = 11;
 }
 )";
-
-pb::FileDescriptorProto parse_text(const std::string& text, const std::string& name) {
-  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  pb::io::Tokenizer tokenizer(&input, nullptr);
-  pb::compiler::Parser parser;
-  pb::FileDescriptorProto file;
-  if (!parser.Parse(&tokenizer, &file)) throw std::runtime_error("test schema does not parse: " + name);
-  file.set_name(name);
-  return file;
-}
 
 // Writes wire bytes.
 // `padding` > 0: that many more bytes than needed (continuation bits over zeros), as some writers

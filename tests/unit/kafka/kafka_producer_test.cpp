@@ -11,14 +11,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-KafkaProducerOptions unreachable() {
+KafkaProducerOptions unreachable_producer() {
   KafkaProducerOptions options;
   options.bootstrap_servers = "127.0.0.1:1";
   return options;
 }
 
 TEST(KafkaProducerConfig, BogusPropertyIsRejectedNamingTheKey) {
-  auto options = unreachable();
+  auto options = unreachable_producer();
   options.properties = {{"bogus.property.name", "x"}};
   try {
     KafkaProducer producer(options);
@@ -29,7 +29,7 @@ TEST(KafkaProducerConfig, BogusPropertyIsRejectedNamingTheKey) {
 }
 
 TEST(KafkaProducerConfig, BadValueIsRejectedNamingTheKey) {
-  auto options = unreachable();
+  auto options = unreachable_producer();
   options.properties = {{"acks", "most"}};
   try {
     KafkaProducer producer(options);
@@ -44,7 +44,7 @@ TEST(KafkaProducerConfig, RequiresBootstrapServers) {
 }
 
 TEST(KafkaProducer, TooLargeRecordThrowsNamingTopicAndDropsCallback) {
-  auto options = unreachable();
+  auto options = unreachable_producer();
   options.properties = {{"message.max.bytes", "1000"}};
   KafkaProducer producer(options);
   const std::string payload(5000, 'x');
@@ -68,7 +68,7 @@ TEST(KafkaProducer, TooLargeRecordThrowsNamingTopicAndDropsCallback) {
 }
 
 TEST(KafkaProducer, UndeliverableRecordReportsFailureFromFlush) {
-  auto options = unreachable();
+  auto options = unreachable_producer();
   options.properties = {{"message.timeout.ms", "300"}};
   KafkaProducer producer(options);
   std::vector<DeliveryReport> reports;
@@ -84,7 +84,7 @@ TEST(KafkaProducer, UndeliverableRecordReportsFailureFromFlush) {
 }
 
 TEST(KafkaProducer, CallbackExceptionIsRethrownFromFlush) {
-  auto options = unreachable();
+  auto options = unreachable_producer();
   options.properties = {{"message.timeout.ms", "300"}};
   KafkaProducer producer(options);
   producer.produce(
@@ -96,7 +96,7 @@ TEST(KafkaProducer, CallbackExceptionIsRethrownFromFlush) {
 TEST(KafkaProducer, DestroyingWithQueuedRecordsDropsCallbacks) {
   bool called = false;
   {
-    KafkaProducer producer(unreachable());
+    KafkaProducer producer(unreachable_producer());
     producer.produce(
         {.topic = "t", .key = std::nullopt, .payload = "v", .headers = {}, .partition = -1, .owner = nullptr},
         [&](const DeliveryReport&) { called = true; });

@@ -17,7 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Nothing listens on port 1: every connection attempt is refused.
-KafkaSourceOptions unreachable() {
+KafkaSourceOptions unreachable_source() {
   KafkaSourceOptions options;
   options.bootstrap_servers = "127.0.0.1:1";
   options.group_id = "hbingest-unit";
@@ -39,14 +39,14 @@ std::string construction_error(KafkaSourceOptions options) {
 }
 
 TEST(KafkaSourceConfig, UnknownPropertyIsRejectedNamingTheKey) {
-  auto options = unreachable();
+  auto options = unreachable_source();
   options.properties["no.such.property"] = "1";
   const auto error = construction_error(options);
   EXPECT_NE(error.find("no.such.property"), std::string::npos) << error;
 }
 
 TEST(KafkaSourceConfig, BadValueIsRejectedNamingTheKey) {
-  auto options = unreachable();
+  auto options = unreachable_source();
   options.properties["session.timeout.ms"] = "soon";
   const auto error = construction_error(options);
   EXPECT_NE(error.find("session.timeout.ms"), std::string::npos) << error;
@@ -54,7 +54,7 @@ TEST(KafkaSourceConfig, BadValueIsRejectedNamingTheKey) {
 
 TEST(KafkaSourceConfig, AutoCommitCannotBeEnabled) {
   for (const char* key : {"enable.auto.commit", "enable.auto.offset.store"}) {
-    auto options = unreachable();
+    auto options = unreachable_source();
     options.properties[key] = "true";
     const auto error = construction_error(options);
     EXPECT_NE(error.find(key), std::string::npos) << error;
@@ -64,21 +64,21 @@ TEST(KafkaSourceConfig, AutoCommitCannotBeEnabled) {
 }
 
 TEST(KafkaSourceConfig, RequiredOptionsAreNamed) {
-  auto options = unreachable();
+  auto options = unreachable_source();
   options.topics.clear();
   EXPECT_NE(construction_error(options).find("topics"), std::string::npos);
-  options = unreachable();
+  options = unreachable_source();
   options.group_id.clear();
   EXPECT_NE(construction_error(options).find("group_id"), std::string::npos);
   options.properties["group.id"] = "from-properties";
   EXPECT_EQ(construction_error(options), "");
-  options = unreachable();
+  options = unreachable_source();
   options.bootstrap_servers.clear();
   EXPECT_NE(construction_error(options).find("bootstrap_servers"), std::string::npos);
 }
 
 TEST(KafkaSourceConfig, PassThroughPropertiesAndRegexAreAccepted) {
-  auto options = unreachable();
+  auto options = unreachable_source();
   options.topics = {"^events-.*"};
   options.properties["auto.offset.reset"] = "latest";
   options.properties["partition.assignment.strategy"] = "cooperative-sticky";
@@ -87,7 +87,7 @@ TEST(KafkaSourceConfig, PassThroughPropertiesAndRegexAreAccepted) {
 }
 
 TEST(KafkaSource, UnreachableBrokerPollReturnsEmptyAndCloses) {
-  KafkaSource source(unreachable());
+  KafkaSource source(unreachable_source());
   // No assertion on elapsed time: a hang is caught by the test timeout.
   EXPECT_TRUE(source.poll(100, 300ms).empty());
   EXPECT_TRUE(source.poll(100, 0ms).empty());
@@ -99,7 +99,7 @@ TEST(KafkaSource, UnreachableBrokerPollReturnsEmptyAndCloses) {
 }
 
 TEST(KafkaSource, SynchronousCommitWithoutCoordinatorFailsWithinItsTimeout) {
-  KafkaSource source(unreachable());
+  KafkaSource source(unreachable_source());
   try {
     source.commit_sync({{{"events", 0}, 42}}, 500ms);
     ADD_FAILURE() << "commit without a reachable coordinator succeeded";
@@ -110,19 +110,19 @@ TEST(KafkaSource, SynchronousCommitWithoutCoordinatorFailsWithinItsTimeout) {
 }
 
 TEST(KafkaSource, AsynchronousCommitDoesNotThrow) {
-  KafkaSource source(unreachable());
+  KafkaSource source(unreachable_source());
   source.commit_async({{{"events", 0}, 42}});
   EXPECT_TRUE(source.poll(10, 100ms).empty());
 }
 
 TEST(KafkaSource, DestructorWithoutCloseReturns) {
-  auto source = std::make_unique<KafkaSource>(unreachable());
+  auto source = std::make_unique<KafkaSource>(unreachable_source());
   EXPECT_TRUE(source->poll(1, 100ms).empty());
   source.reset();
 }
 
 TEST(KafkaSource, PausingAnUnassignedPartitionFailsNamingIt) {
-  KafkaSource source(unreachable());
+  KafkaSource source(unreachable_source());
   try {
     source.pause({{"events", 3}});
     ADD_FAILURE() << "pausing an unassigned partition succeeded";

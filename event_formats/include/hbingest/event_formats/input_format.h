@@ -29,6 +29,11 @@ struct DecodeFailure {
   std::string reason;
   std::string message;  // for people: says what was found and where (schema id, field path, byte offset)
   std::optional<std::int32_t> schema_id;  // the frame's schema id, once it was read
+
+  static DecodeFailure invalid(std::string reason, std::string message,
+                               std::optional<std::int32_t> schema_id = std::nullopt) {
+    return DecodeFailure{Kind::invalid, std::move(reason), std::move(message), schema_id};
+  }
 };
 
 // The bound of a format's schema cache (schema_registry.cache_max_schemas, .cache_max_bytes).
