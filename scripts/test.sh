@@ -14,15 +14,16 @@ scripts/install-deps.sh
 #   info for optimized code (variable tracking) took more than half of some files' compile time.
 #   The unit tests are built and run (and compiled by clang with -Werror) in the sanitizer tree
 #   below: once is enough.
-# - The sanitizer trees are unity builds (CMake joins a target's sources into a few files), which
-#   parse the shared headers once per batch instead of once per file. clang-tidy reads the
-#   optimized tree's compile commands, which stay one per source file.
+# - The sanitizer trees build their test executables as unity builds (CMake joins a test's sources
+#   into a few files), which parse gtest and the shared headers once per batch instead of once per
+#   file. The libraries stay one file at a time, as everywhere, and so does `build/`, whose compile
+#   commands clang-tidy reads.
 BUILD_DIR=build BUILD_TARGET=stack_tier_tests scripts/build.sh -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
 # With clang the same build also holds the libFuzzer targets, so CI compiles the tree once for both.
 sanitizer_build=(-DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF
-  -DCMAKE_UNITY_BUILD=ON)
+  -DHBINGEST_UNITY_TESTS=ON)
 if command -v clang++ >/dev/null; then
   sanitizer_build+=(-DHBINGEST_BUILD_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 fi

@@ -6,13 +6,13 @@
 # is built (the other tests show as <target>_NOT_BUILT). Not the Kafka ones (KafkaSource,
 # KafkaProducer, DeadLetterProducer, the pipeline on the mock cluster): Debian's librdkafka starts
 # its threads with C11 thrd_create, which neither GCC 12's nor clang 14's TSan runtime intercepts,
-# and they crash inside it (SEGV in __tsan_func_entry) before any test code runs. A unity build, as
-# the ASan tree in scripts/test.sh.
+# and they crash inside it (SEGV in __tsan_func_entry) before any test code runs. Test executables
+# are unity builds, as in the ASan tree of scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 compilers=()
 if command -v clang++ >/dev/null; then compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++); fi
 BUILD_DIR=build-tsan BUILD_TYPE=Debug BUILD_TARGET=threaded_unit_tests scripts/build.sh -DHBINGEST_SANITIZE=thread -DHBINGEST_BUILD_BENCH=OFF \
-  -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF -DCMAKE_UNITY_BUILD=ON "${compilers[@]}"
+  -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF -DHBINGEST_UNITY_TESTS=ON "${compilers[@]}"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan_suppressions.txt" \
   ctest --test-dir build-tsan -L unit -E "Kafka|DeadLetterProducer|_NOT_BUILT" --no-tests=error --output-on-failure -j2

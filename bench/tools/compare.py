@@ -755,8 +755,9 @@ class QueryLoad:
     the preloaded events' time spread. Latency counts from the scheduled start, so a stalled server
     cannot hide its backlog (no coordinated omission)."""
 
-    def __init__(self, rate: float, window_start_ms: int, window_end_ms: int):
+    def __init__(self, rate: float, window_start_ms: int, window_end_ms: int, limit: int = 1000):
         self.rate = rate
+        self.limit = limit
         self.window = (window_start_ms, window_end_ms - 60_000)
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
         self.rng = random.Random(1)
@@ -778,7 +779,7 @@ class QueryLoad:
             n += 1
 
     def query(self, due: float, start_ms: int) -> None:
-        path = f"/v1/events?event_id=login&from={start_ms}&to={start_ms + 60_000}&limit=1000"
+        path = f"/v1/events?event_id=login&from={start_ms}&to={start_ms + 60_000}&limit={self.limit}"
         try:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
             conn.request("GET", path)
@@ -999,7 +1000,7 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
             "",
             f"## Queries during ingest (`--queries`): {args.query_rate:g} GET /v1/events per second",
             "",
-            "Each query: `event_id=login`, a random 1-minute range of the events' time spread, `limit=1000`, "
+            f"Each query: `event_id=login`, a random 1-minute range of the events' time spread, `limit={args.query_limit}`, "
             "open loop (latency from the scheduled start). The same daemon: first while it ingests, then for "
             f"{args.query_seconds:g} s once everything is stored.",
             "",
@@ -1141,6 +1142,7 @@ def main() -> int:
     p.add_argument("--sweep-writers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8])
     p.add_argument("--queries", action="store_true", help="also run hbingest under a steady query load")
     p.add_argument("--query-rate", type=float, default=20.0)
+    p.add_argument("--query-limit", type=int, default=1000, help="each query's limit= (the rows it returns at most)")
     p.add_argument("--query-seconds", type=float, default=15.0, help="idle query phase after ingest")
     p.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
                    help="librdkafka consumer property for every hbingest run (repeatable), e.g. to try prefetch bounds")
@@ -1204,7 +1206,7 @@ def run_rounds(args, contenders: list[str], stack: Stack, link: LinkProxies | No
             for contender in contenders[shift:] + contenders[:shift]:
                 results.append(bench.one(contender, rnd))
             if args.queries:
-                load = QueryLoad(args.query_rate, bench.preloaded_at_ms - 120_000, bench.preloaded_at_ms)
+                load = QueryLoad(args.query_rate, bench.preloaded_at_ms - 120_000, bench.preloaded_at_ms, args.query_limit)
                 queries.append(bench.one("hbingest", rnd, label="_queries", query_load=load))
                 log(f"round {rnd} queries during ingest {queries[-1].extra['queries_during_ingest']}, "
                     f"idle {queries[-1].extra['queries_idle']}")
