@@ -61,7 +61,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling", "hbingest_packed", "ceiling_packed")
+CONTENDERS = ("hbingest", "baseline", "hbingest_avro", "java", "ceiling", "hbingest_packed", "ceiling_packed")
 DEFAULT_CONTENDERS = ("hbingest", "hbingest_avro", "java", "ceiling")
 PACKED_CONTENDERS = ("hbingest", "hbingest_packed", "ceiling", "ceiling_packed")
 # The row layout each contender writes, and the contender that is that layout's ceiling.
@@ -526,16 +526,23 @@ class Bench:
         result.contender = "hbingest_avro"
         return result
 
+    def run_baseline(self, table: str, rnd: int) -> Result:
+        """--baseline: another build's daemon (the commit before a change), the default config, in the
+        same rounds as this one so both meet the same machine."""
+        result = self.run_hbingest(table, rnd, binary=str(Path(self.args.baseline).resolve()))
+        result.contender = "baseline"
+        return result
+
     def run_hbingest_packed(self, table: str, rnd: int) -> Result:
         result = self.run_hbingest(table, rnd, packed=True)
         result.contender = "hbingest_packed"
         return result
 
     def run_hbingest(self, table: str, rnd: int, overrides: dict | None = None, query_load: "QueryLoad | None" = None,
-                     avro: bool = False, packed: bool = False) -> Result:
+                     avro: bool = False, packed: bool = False, binary: str | None = None) -> Result:
         port = free_port()
         config = self.config(table, f"cmp_{self.run_id}_{table}", port, overrides, avro, packed)
-        cmd = [*self.pin, self.hb, "run", "--config", str(config)]
+        cmd = [*self.pin, binary or self.hb, "run", "--config", str(config)]
         jvm_before = self.stack.jvm_cpu()
         started = time.monotonic()
         daemon_log = self.tmp / f"{table}.log"
@@ -917,6 +924,7 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
         "bench/compare.sh " + shlex.join(sys.argv[1:]),
         "```",
         *([f"", f"hbingest measured: `{bench.hb}` ({hbingest_version(bench.hb)})."] if args.hbingest else []),
+        *([f"", f"baseline measured: `{args.baseline}` ({hbingest_version(args.baseline)})."] if args.baseline else []),
     ]
     if results:
         lines += [
@@ -945,7 +953,7 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
                for c in CONTENDERS if any(r.contender == c for r in results)}
         if "hbingest" in med:
             lines += [""]
-            for other in ("java", "ceiling"):
+            for other in ("baseline", "java", "ceiling"):
                 if other in med:
                     lines.append(f"- hbingest / {other} (median events/s): **{med['hbingest'] / med[other]:.2f}**")
             if "hbingest_packed" in med and "ceiling_packed" in med:
@@ -1150,6 +1158,9 @@ def main() -> int:
     p.add_argument("--hbingest", default="", metavar="PATH",
                    help="the hbingest binary to measure (default: BUILD_DIR/hbingest), e.g. a build of the commit "
                    "before a change; the ceiling, the Java peer and the tools stay this tree's")
+    p.add_argument("--baseline", default="", metavar="PATH",
+                   help="contender `baseline`: this hbingest binary (e.g. a build of the commit before a change), "
+                   "run in the same rounds as `hbingest` so that both meet the same machine")
     p.add_argument("--out", default="bench/RESULTS.md")
     p.add_argument("--note", default="", help="a remark printed under the date (e.g. 'machine shared')")
     args = p.parse_args()
@@ -1160,6 +1171,8 @@ def main() -> int:
     contenders = [c for c in args.contenders.split(",") if c]
     if unknown := set(contenders) - set(CONTENDERS):
         p.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
+    if ("baseline" in contenders) != bool(args.baseline):
+        p.error("--baseline PATH and the contender `baseline` go together")
     if args.packed and not {"hbingest", "hbingest_packed"} <= set(contenders):
         p.error("--packed compares hbingest with hbingest_packed: --contenders must name both")
     if args.link_latency < 0:
