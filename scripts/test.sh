@@ -23,7 +23,7 @@ BUILD_DIR=build BUILD_TARGET=stack_tier_tests scripts/build.sh -DCMAKE_CXX_FLAGS
 # Sanitizer configuration: unit tests only (integration tests would time real JVMs, not our code).
 # With clang the same build also holds the libFuzzer targets, so CI compiles the tree once for both.
 sanitizer_build=(-DHBINGEST_SANITIZE=address -DHBINGEST_BUILD_BENCH=OFF -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF
-  -DHBINGEST_UNITY_TESTS=ON)
+  -DHBINGEST_UNITY_TESTS=ON -DCMAKE_UNITY_BUILD=OFF)
 if command -v clang++ >/dev/null; then
   sanitizer_build+=(-DHBINGEST_BUILD_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 fi

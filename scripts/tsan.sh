@@ -13,6 +13,6 @@ cd "$(dirname "$0")/.."
 compilers=()
 if command -v clang++ >/dev/null; then compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++); fi
 BUILD_DIR=build-tsan BUILD_TYPE=Debug BUILD_TARGET=threaded_unit_tests scripts/build.sh -DHBINGEST_SANITIZE=thread -DHBINGEST_BUILD_BENCH=OFF \
-  -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF -DHBINGEST_UNITY_TESTS=ON "${compilers[@]}"
+  -DHBINGEST_BUILD_INTEGRATION_TESTS=OFF -DHBINGEST_UNITY_TESTS=ON -DCMAKE_UNITY_BUILD=OFF "${compilers[@]}"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan_suppressions.txt" \
   ctest --test-dir build-tsan -L unit -E "Kafka|DeadLetterProducer|_NOT_BUILT" --no-tests=error --output-on-failure -j2

@@ -5,6 +5,8 @@ Preloads N valid login/order events into a fresh topic with `hbingest gen`, then
 round with the order rotated, each contender into a freshly bootstrapped pre-split table:
 
   hbingest  `hbingest run` with the default config (new consumer group each time)
+  baseline  (not by default; --baseline PATH) the same with another build's binary, e.g. the commit
+            before a change; it must store the same cells, byte for byte
   hbingest_avro  the same, reading the same events as Confluent-framed Avro (a copy of the topic,
             partition by partition, offset for offset, schemas registered in the stack's registry;
             decode.format: avro): its cells must equal the JSON run's
@@ -923,7 +925,8 @@ def report(args, bench: Bench, results: list[Result], sweep: list[tuple[dict, Re
         "```",
         "bench/compare.sh " + shlex.join(sys.argv[1:]),
         "```",
-        *([f"", f"hbingest measured: `{bench.hb}` ({hbingest_version(bench.hb)})."] if args.hbingest else []),
+        *([f"", f"hbingest measured: `{bench.hb}` ({hbingest_version(bench.hb)})."]
+          if args.hbingest or args.baseline else []),
         *([f"", f"baseline measured: `{args.baseline}` ({hbingest_version(args.baseline)})."] if args.baseline else []),
     ]
     if results:
@@ -1171,8 +1174,10 @@ def main() -> int:
     contenders = [c for c in args.contenders.split(",") if c]
     if unknown := set(contenders) - set(CONTENDERS):
         p.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
-    if ("baseline" in contenders) != bool(args.baseline):
-        p.error("--baseline PATH and the contender `baseline` go together")
+    if ("baseline" in contenders or args.warmup_with == "baseline") != bool(args.baseline):
+        p.error("--baseline PATH and the contender `baseline` (in --contenders or --warmup-with) go together")
+    if args.query_limit < 1:
+        p.error("--query-limit: 1 or more (and at most the daemon's query.max_limit)")
     if args.packed and not {"hbingest", "hbingest_packed"} <= set(contenders):
         p.error("--packed compares hbingest with hbingest_packed: --contenders must name both")
     if args.link_latency < 0:

@@ -51,6 +51,8 @@ compare.LOG_PREFIX = "restart"
 FIRST_ROW_LINE = re.compile(r"first row stored after ([\d.]+|\?) ms \(joined group after ([\d.]+|\?) ms, "
                             r"first message after ([\d.]+|\?) ms\)")
 MEMBERSHIPS = ("dynamic", "static")
+# Whether the measured binary writes FIRST_ROW_LINE (None: not known yet).
+LOGS_FIRST_ROW: bool | None = None
 
 
 @dataclass
@@ -109,17 +111,22 @@ class Daemon:
             time.sleep(0.02)
         raise BenchmarkBroken(f"{self.name}: no row stored within {timeout:.0f} s:\n{self.tail()}")
 
-    def own_account(self, wait: float = 3.0) -> dict | None:
+    def own_account(self) -> dict | None:
         """The daemon's info line about its first row (this process's part of the log), if it wrote one.
         The metric that told us a row was stored moves before the line reaches the log file (it is
-        logged after the batch's acknowledgement is counted), so the line gets `wait` seconds to appear."""
-        deadline = time.monotonic() + wait
+        logged after the batch's acknowledgement is counted), so the line gets a moment to appear;
+        a binary that never logged it (an older build) is not waited for again."""
+        global LOGS_FIRST_ROW
+        deadline = time.monotonic() + (0.0 if LOGS_FIRST_ROW is False else 3.0)
         while True:
             text = self.log_path.read_text(errors="replace")[self.log_offset:]
             if m := FIRST_ROW_LINE.search(text):
+                LOGS_FIRST_ROW = True
                 ms = [float("nan") if v == "?" else float(v) for v in m.groups()]
                 return {"first_row_ms": ms[0], "joined_ms": ms[1], "first_message_ms": ms[2]}
             if time.monotonic() >= deadline:
+                if LOGS_FIRST_ROW is None:
+                    LOGS_FIRST_ROW = False
                 return None
             time.sleep(0.05)
 
