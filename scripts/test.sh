@@ -11,7 +11,7 @@ scripts/install-deps.sh
 # Compiling is most of this script's CPU on a fresh 2-core machine, so each tree is built the
 # cheapest way that still tests what ships:
 # - The optimized tree holds what the stack tier runs, with line tables only (-g1): GCC's full debug
-#   info for optimized code (variable tracking) took more than half of some files' compile time.
+#   info for optimized code (variable tracking) took about a third of the largest files' compile time.
 #   The unit tests are built and run (and compiled by clang with -Werror) in the sanitizer tree
 #   below: once is enough.
 # - The sanitizer trees build their test executables as unity builds (CMake joins a test's sources
