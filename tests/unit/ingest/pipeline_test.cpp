@@ -620,13 +620,20 @@ TEST(Pipeline, ReachingTheInflightLimitWhileWritesFlowHoldsWithoutPausing) {
   EXPECT_LE(most_unstored, 32) << "the loop went on taking messages at the in-flight limit";
 }
 
-TEST(Pipeline, WithAutoRowBoundsAnOutageStillPausesAtTheDerivedBound) {
-  // writer.max_inflight_rows: auto leaves the row caps unbounded: the bound is then the one derived
-  // from the writers' flow, which with nothing acknowledged is a few batches and a poll.
+// writer.max_inflight_rows and its per-partition bound on auto (no cap: the bound is derived from
+// the writers' flow), polling 5 at a time.
+Setup auto_row_bounds_setup() {
   auto setup = test_setup();
   setup.options.flow.max_inflight_rows = std::numeric_limits<std::size_t>::max();
   setup.options.flow.max_inflight_rows_per_partition = std::numeric_limits<std::size_t>::max();
   setup.options.poll_batch = 5;
+  return setup;
+}
+
+TEST(Pipeline, WithAutoRowBoundsAnOutageStillPausesAtTheDerivedBound) {
+  // writer.max_inflight_rows: auto leaves the row caps unbounded: the bound is then the one derived
+  // from the writers' flow, which with nothing acknowledged is a few batches and a poll.
+  auto setup = auto_row_bounds_setup();
   Harness h(std::move(setup));
   h.table.down = true;
   for (int o = 0; o < 2000; ++o) h.source.push("events", 0, o, login_event(kNowMs, "u" + std::to_string(o)));
@@ -720,10 +727,7 @@ TEST(Pipeline, WithAutoRowBoundsOneStuckPartitionDoesNotStopTheOthers) {
   // derived total, ~40 rows before the first ack, is all partition 0 needs to stop partition 1).
   // Before issue 26, a partition paused at its own bound and the others went on (operations.md,
   // "A dead letter that does not go through").
-  auto setup = test_setup();
-  setup.options.flow.max_inflight_rows = std::numeric_limits<std::size_t>::max();
-  setup.options.flow.max_inflight_rows_per_partition = std::numeric_limits<std::size_t>::max();
-  setup.options.poll_batch = 5;
+  auto setup = auto_row_bounds_setup();
   Harness h(std::move(setup));
   h.table.write_delay = 2ms;
   h.dead_letters.hold = true;

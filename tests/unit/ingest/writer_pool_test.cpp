@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -310,10 +311,11 @@ class HeldSink final : public connectors::RowSink {
   Shared& shared_;
 };
 
-// The depth controller keeps all four writers' batches for the length of these tests: what they
-// check is the share's limit under it.
-DepthControllerOptions steady_depth() {
+// A depth the controller keeps for the length of a test (a window no test reaches, so no
+// decision): all the writers' batches by default, for the tests of the share's limit under it.
+DepthControllerOptions steady_depth(std::size_t initial = std::numeric_limits<std::size_t>::max()) {
   DepthControllerOptions depth;
+  depth.initial_depth = initial;
   depth.window = std::chrono::hours(1);
   return depth;
 }
@@ -445,9 +447,7 @@ TEST(WriterPool, SendsNoMoreBatchesAtOnceThanTheDepthAllows) {
   std::vector<std::unique_ptr<connectors::RowSink>> sinks;
   for (int i = 0; i < 6; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 5ms));
   DepthObserver observer;
-  DepthControllerOptions depth;
-  depth.initial_depth = 2;
-  depth.window = std::chrono::hours(1);  // no decision: the depth stays where it started
+  const auto depth = steady_depth(2);  // no decision: the depth stays where it started
   WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, depth);
   EXPECT_EQ(observer.depth.load(), 2u) << "the starting depth is reported";
   for (int i = 0; i < 40; ++i) pool.submit(batch_for("t"));
@@ -465,9 +465,7 @@ TEST(WriterPool, ABatchBackingOffLeavesTheDepthToBatchesThatCanBeWritten) {
   std::vector<std::unique_ptr<connectors::RowSink>> sinks;
   for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
   CountingObserver observer;
-  DepthControllerOptions depth;
-  depth.initial_depth = 1;
-  depth.window = std::chrono::hours(1);
+  const auto depth = steady_depth(1);
   WriterPool pool(std::move(sinks), {}, RetryPolicy{5ms, 20ms}, observer, nullptr, depth);
   pool.submit(batch_for("down"));
   for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
@@ -507,9 +505,7 @@ TEST(WriterPool, ABatchComingBackFromItsBackoffWaitsForRoomInTheDepth) {
   std::vector<std::unique_ptr<connectors::RowSink>> sinks;
   for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<FlakyOnceSink>(failed, now, most));
   CountingObserver observer;
-  DepthControllerOptions depth;
-  depth.initial_depth = 1;
-  depth.window = std::chrono::hours(1);
+  const auto depth = steady_depth(1);
   WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, nullptr, depth);
   pool.submit(batch_for("flaky"));
   for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
@@ -533,9 +529,7 @@ TEST(WriterPool, ABatchHeldForItsTableDoesNotTakeTheDepthEither) {
   for (int i = 0; i < 2; ++i) sinks.push_back(std::make_unique<ConcurrencySink>(now, most, 1ms));
   CountingObserver observer;
   OneTableHeldGate gate;
-  DepthControllerOptions depth;
-  depth.initial_depth = 1;
-  depth.window = std::chrono::hours(1);
+  const auto depth = steady_depth(1);
   WriterPool pool(std::move(sinks), {}, RetryPolicy{1ms, 2ms}, observer, &gate, depth);
   pool.submit(batch_for("held"));
   for (int i = 0; i < 10; ++i) pool.submit(batch_for("up"));
